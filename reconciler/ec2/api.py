@@ -328,6 +328,7 @@ _EXACT_CODES: Mapping[str, type[Ec2Error]] = {
     "InvalidParameterCombination": InvalidParameter,
     "InvalidParameter": InvalidParameter,
     "MissingParameter": InvalidParameter,
+    "IdempotentParameterMismatch": InvalidParameter,
     "InvalidInstanceType": UnknownInstanceType,
     "InternalError": ServerError,
     "InternalFailure": ServerError,
