@@ -1,0 +1,50 @@
+"""Helpers for the raw property bags a dynamic provider receives.
+
+Why: the engine hands providers plain dicts that also carry the pickled provider under `__provider`,
+and during preview any value may be the SDK's UNKNOWN sentinel. Every provider strips the former and
+tolerates the latter the same way, through these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pulumi.runtime.rpc import UNKNOWN
+
+__all__ = ["UNKNOWN", "is_unknown", "user_props", "changed_keys", "string_map_errors"]
+
+
+def is_unknown(value: Any) -> bool:
+    """True when `value` (or anything nested in it) is not known yet (preview)."""
+    if isinstance(value, str):
+        return value == UNKNOWN
+    if isinstance(value, Mapping):
+        return any(is_unknown(k) or is_unknown(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(is_unknown(v) for v in value)
+    return False
+
+
+def user_props(props: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The user's properties: engine-reserved keys (`__provider`, ...) removed."""
+    return {k: v for k, v in (props or {}).items() if not k.startswith("__")}
+
+
+def changed_keys(olds: Mapping[str, Any], news: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """Which of `keys` differ between the old and new property bags (unknown counts as changed)."""
+    return [k for k in keys if is_unknown(news.get(k)) or olds.get(k) != news.get(k)]
+
+
+def string_map_errors(value: Any, what: str) -> str | None:
+    """A reason why `value` is not a string -> string map, or None when it is one (or unknown)."""
+    if value is None or is_unknown(value):
+        return None
+    if not isinstance(value, Mapping):
+        return f"{what} must be a map of strings, got {type(value).__name__}."
+    for key, item in value.items():
+        if not isinstance(key, str) or not key:
+            return f"{what} has an empty or non-string key {key!r}."
+        if not isinstance(item, str) and not is_unknown(item):
+            return f"{what}[{key!r}] must be a string, got {type(item).__name__}."
+    return None
