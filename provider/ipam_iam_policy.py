@@ -20,8 +20,15 @@ from .iam_actions import IpamPermissionOptions, policy_json, required_ec2_action
 
 IAM_NAME = re.compile(r"^[\w+=,.@-]{1,128}$")
 IAM_PATH = re.compile(r"^/([\x21-\x7e]*/)?$")
-OPTION_KEYS = ("release_excess_ips", "ipv6", "eni_gc", "cluster_name", "eni_gc_tags",
-               "instance_tags_filter", "static_ip")
+OPTION_KEYS = (
+    "release_excess_ips",
+    "ipv6",
+    "eni_gc",
+    "cluster_name",
+    "eni_gc_tags",
+    "instance_tags_filter",
+    "static_ip",
+)
 BOOL_KEYS = ("release_excess_ips", "ipv6", "eni_gc", "static_ip")
 MAX_POLICY_VERSIONS = 5
 
@@ -59,8 +66,11 @@ class IpamIamPolicyProvider(ConfiguredProvider):
         old, new = user_props(olds), user_props(news)
         replaces = changed_keys(old, new, ("policy_name", "path", "region"))
         updates = changed_keys(old, new, (*OPTION_KEYS, "role_name", "endpoint_url"))
-        return DiffResult(changes=bool(replaces or updates), replaces=replaces,
-                          delete_before_replace=bool(replaces) and "region" not in replaces)
+        return DiffResult(
+            changes=bool(replaces or updates),
+            replaces=replaces,
+            delete_before_replace=bool(replaces) and "region" not in replaces,
+        )
 
     def _iam(self, props: Mapping[str, Any]) -> Any:
         return aws_client("iam", self.setting(props, "region"), self.setting(props, "endpoint_url"))
@@ -120,8 +130,10 @@ class IpamIamPolicyProvider(ConfiguredProvider):
             if code == "NoSuchEntity":
                 return
             if code == "DeleteConflict":
-                raise RuntimeError(f"IAM policy {id_} is still attached to other roles, users or groups; "
-                                   "detach them, then run the delete again.") from None
+                raise RuntimeError(
+                    f"IAM policy {id_} is still attached to other roles, users or groups; "
+                    "detach them, then run the delete again."
+                ) from None
             raise
 
 

@@ -28,10 +28,17 @@ TABLE = [
     (IpamPermissionOptions(eni_gc=False, instance_tags_filter={"k": "v"}), {"ec2:DescribeInstances"}),
     (IpamPermissionOptions(eni_gc=False, static_ip=True), {"ec2:DescribeAddresses", "ec2:AssociateAddress"}),
     (
-        IpamPermissionOptions(release_excess_ips=True, ipv6=True, instance_tags_filter={"a": "b"},
-                              static_ip=True),
-        {"ec2:DescribeTags", "ec2:UnassignPrivateIpAddresses", "ec2:AssignIpv6Addresses",
-         "ec2:DescribeInstances", "ec2:DescribeAddresses", "ec2:AssociateAddress"},
+        IpamPermissionOptions(
+            release_excess_ips=True, ipv6=True, instance_tags_filter={"a": "b"}, static_ip=True
+        ),
+        {
+            "ec2:DescribeTags",
+            "ec2:UnassignPrivateIpAddresses",
+            "ec2:AssignIpv6Addresses",
+            "ec2:DescribeInstances",
+            "ec2:DescribeAddresses",
+            "ec2:AssociateAddress",
+        },
     ),
     (IpamPermissionOptions(cluster_name="c", release_excess_ips=True), {"ec2:UnassignPrivateIpAddresses"}),
 ]
@@ -39,10 +46,18 @@ TABLE = [
 
 def test_eni_perm_1_base_list_is_the_seed_list() -> None:
     assert BASE == {
-        "ec2:DeleteNetworkInterface", "ec2:DescribeInstanceTypes", "ec2:DescribeNetworkInterfaces",
-        "ec2:DescribeSubnets", "ec2:DescribeVpcs", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
-        "ec2:CreateNetworkInterface", "ec2:AttachNetworkInterface", "ec2:ModifyNetworkInterfaceAttribute",
-        "ec2:AssignPrivateIpAddresses", "ec2:CreateTags",
+        "ec2:DeleteNetworkInterface",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeNetworkInterfaces",
+        "ec2:DescribeSubnets",
+        "ec2:DescribeVpcs",
+        "ec2:DescribeRouteTables",
+        "ec2:DescribeSecurityGroups",
+        "ec2:CreateNetworkInterface",
+        "ec2:AttachNetworkInterface",
+        "ec2:ModifyNetworkInterfaceAttribute",
+        "ec2:AssignPrivateIpAddresses",
+        "ec2:CreateTags",
     }
     assert len(BASE_ACTIONS) == 12
 
@@ -55,14 +70,19 @@ def test_eni_perm_1_action_list_per_options(options: IpamPermissionOptions, extr
 
 
 @pytest.mark.parametrize(
-    "flags", list(itertools.product([False, True], repeat=6)),
+    "flags",
+    list(itertools.product([False, True], repeat=6)),
     ids=lambda f: "".join("1" if x else "0" for x in f),
 )
 def test_eni_perm_1_every_combination_is_exact_and_wildcard_free(flags: tuple[bool, ...]) -> None:
     gc, custom_name, custom_tags, excess, ipv6, static = flags
     options = IpamPermissionOptions(
-        eni_gc=gc, cluster_name="c" if custom_name else "", eni_gc_tags={"x": "y"} if custom_tags else {},
-        release_excess_ips=excess, ipv6=ipv6, static_ip=static,
+        eni_gc=gc,
+        cluster_name="c" if custom_name else "",
+        eni_gc_tags={"x": "y"} if custom_tags else {},
+        release_excess_ips=excess,
+        ipv6=ipv6,
+        static_ip=static,
     )
     expected = set(BASE)
     if gc and not custom_name and not custom_tags:

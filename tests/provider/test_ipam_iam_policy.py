@@ -12,12 +12,14 @@ from provider.ipam_iam_policy import IpamIamPolicyProvider
 
 pytestmark = pytest.mark.moto
 
-TRUST = json.dumps({
-    "Version": "2012-10-17",
-    "Statement": [
-        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-    ],
-})
+TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ],
+    }
+)
 
 
 @pytest.fixture()
@@ -28,8 +30,14 @@ def role(moto_iam: Any, request: pytest.FixtureRequest) -> str:
 
 
 def props(endpoint: str, role: str, **options: Any) -> dict[str, Any]:
-    base = {"role_name": role, "policy_name": f"pol-{role}", "path": "/", "endpoint_url": endpoint,
-            "region": "us-east-1", "__provider": "opaque"}
+    base = {
+        "role_name": role,
+        "policy_name": f"pol-{role}",
+        "path": "/",
+        "endpoint_url": endpoint,
+        "region": "us-east-1",
+        "__provider": "opaque",
+    }
     return {**base, **options}
 
 
@@ -117,8 +125,9 @@ def test_check_rejects_bad_names_and_tolerates_unknowns() -> None:
     from provider._props import UNKNOWN
 
     provider = IpamIamPolicyProvider()
-    result = provider.check({}, {"role_name": "bad role!", "policy_name": "ok", "ipv6": "yes",
-                                 "eni_gc_tags": {"a": 1}})
+    result = provider.check(
+        {}, {"role_name": "bad role!", "policy_name": "ok", "ipv6": "yes", "eni_gc_tags": {"a": 1}}
+    )
     reasons = {f.property: f.reason for f in result.failures}
     assert set(reasons) == {"role_name", "ipv6", "eni_gc_tags"}
     assert "not a valid IAM name" in reasons["role_name"]
