@@ -25,7 +25,8 @@ def watermark_problems(view: WatermarksView) -> list[str]:
     for key, raw in view.values.items():
         value = as_int(raw)
         if value is None or value < 0:
-            problems.append(f"{subject} ipam.{key} is {raw!r}; set it to a whole number of 0 or more.")
+            shown = value if value is not None else repr(raw)
+            problems.append(f"{subject} ipam.{key} is {shown}; set it to a whole number of 0 or more.")
         else:
             numbers[key] = value
     maximum = numbers.get("max-allocate", 0)
