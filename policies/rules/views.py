@@ -1,7 +1,8 @@
 """Recognise the resources the policies care about and read them into small typed views.
 
 Two sources describe the same Cilium objects: our dynamic resources (type token
-`pulumi-python:dynamic:Resource`, told apart by the marker prop the provider sets) and raw
+`pulumi-python:dynamic/cilium-ipam:<Kind>`; the generic `pulumi-python:dynamic:Resource` is told
+apart by a marker prop or by shape) and raw
 pulumi-kubernetes custom resources (`kubernetes:cilium.io/<version>:<Kind>`). Rules only ever see
 the views, so both sources get exactly the same checks.
 """
@@ -16,6 +17,8 @@ from typing import Any
 from .values import as_bool, as_list, as_mapping, pick
 
 DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
+# Our providers subclass pulumi.dynamic.Resource with module="cilium-ipam", name=<Kind>.
+OUR_DYNAMIC_PREFIX = "pulumi-python:dynamic/cilium-ipam:"
 CILIUM_CR_PREFIX = "kubernetes:cilium.io/"
 AWS_SUBNET_TYPE = "aws:ec2/subnet:Subnet"
 AWS_VPC_TYPE = "aws:ec2/vpc:Vpc"
@@ -59,6 +62,9 @@ def _kind_by_shape(props: Mapping[str, Any]) -> str | None:
 
 def resource_kind(resource_type: str, props: Mapping[str, Any]) -> str | None:
     """Our kind name for a resource of either source, or None when it is not one of ours."""
+    if resource_type.startswith(OUR_DYNAMIC_PREFIX):
+        kind = resource_type.removeprefix(OUR_DYNAMIC_PREFIX)
+        return kind if kind in OUR_KINDS else None
     if resource_type == DYNAMIC_TYPE:
         return dynamic_kind(props)
     if resource_type.startswith(CILIUM_CR_PREFIX):

@@ -19,7 +19,9 @@ from pulumi_policy import (
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from policies.rules.pack import POLICY_BY_NAME
-from policies.rules.views import DYNAMIC_TYPE
+from policies.rules.views import OUR_DYNAMIC_PREFIX
+
+OUR_POOL_TYPE = OUR_DYNAMIC_PREFIX + "CiliumPodIPPool"
 
 RAW_POOL_TYPE = "kubernetes:cilium.io/v2alpha1:CiliumPodIPPool"
 RAW_NODE_CONFIG_TYPE = "kubernetes:cilium.io/v2:CiliumNodeConfig"
@@ -103,13 +105,14 @@ def raw_pool(
 def dynamic_pool(
     name: str, ipv4: dict[str, Any] | None = None, ipv6: dict[str, Any] | None = None
 ) -> PolicyResource:
-    """Our dynamic CiliumPodIPPool resource (flat props with the provider's marker)."""
-    props: dict[str, Any] = {"kind": "CiliumPodIPPool", "name": name, "__provider": "pickled"}
+    """Our dynamic CiliumPodIPPool resource, with the props provider.pod_ip_pool sends."""
+    spec: dict[str, Any] = {}
     if ipv4 is not None:
-        props["ipv4"] = ipv4
+        spec["ipv4"] = ipv4
     if ipv6 is not None:
-        props["ipv6"] = ipv6
-    return stack_resource(DYNAMIC_TYPE, props, name)
+        spec["ipv6"] = ipv6
+    props: dict[str, Any] = {"name": name, "spec": spec, "labels": {}, "__provider": "pickled"}
+    return stack_resource(OUR_POOL_TYPE, props, name)
 
 
 def node_config(

@@ -9,7 +9,11 @@ import pytest
 from policy_harness import validate_resource
 
 from policies.rules.iam_actions import ALWAYS, required_actions
-from policies.rules.views import AWS_SUBNET_TYPE, DYNAMIC_TYPE
+from policies.rules.views import AWS_SUBNET_TYPE, DYNAMIC_TYPE, OUR_DYNAMIC_PREFIX
+
+SUBNET_TYPE = OUR_DYNAMIC_PREFIX + "DualStackSubnet"
+IAM_TYPE = OUR_DYNAMIC_PREFIX + "IpamIamPolicy"
+CNI_TYPE = OUR_DYNAMIC_PREFIX + "CniConfiguration"
 
 
 def cni(**ipam: Any) -> dict[str, Any]:
@@ -18,8 +22,8 @@ def cni(**ipam: Any) -> dict[str, Any]:
 
 def test_consistent_watermarks_pass() -> None:
     props = cni(**{"pre-allocate": 8, "min-allocate": 10, "max-allocate": 40, "max-above-watermark": 4})
-    assert validate_resource("eni-watermarks-consistent", DYNAMIC_TYPE, props) == []
-    assert validate_resource("eni-watermarks-consistent", DYNAMIC_TYPE, cni(**{"max-allocate": 0})) == []
+    assert validate_resource("eni-watermarks-consistent", CNI_TYPE, props) == []
+    assert validate_resource("eni-watermarks-consistent", CNI_TYPE, cni(**{"max-allocate": 0})) == []
 
 
 @pytest.mark.parametrize(
@@ -32,7 +36,7 @@ def test_consistent_watermarks_pass() -> None:
     ],
 )
 def test_inconsistent_watermarks_are_mandatory_violations(ipam: dict[str, Any], fragment: str) -> None:
-    messages = validate_resource("eni-watermarks-consistent", DYNAMIC_TYPE, cni(**ipam))
+    messages = validate_resource("eni-watermarks-consistent", CNI_TYPE, cni(**ipam))
     assert len(messages) == 1
     assert messages[0].startswith("CNI configuration 'cni-configuration' ")
     assert fragment in messages[0]
@@ -51,13 +55,13 @@ def dual_stack(**props: Any) -> dict[str, Any]:
 
 def test_dual_stack_subnet_passes_with_or_without_explicit_ipv6_block() -> None:
     for props in (dual_stack(), dual_stack(ipv6_cidr_block="2600:1f18:abcd:ef01::/64")):
-        assert validate_resource("eni-dual-stack-subnets", DYNAMIC_TYPE, props, {"ipv6EniMode": True}) == []
+        assert validate_resource("eni-dual-stack-subnets", SUBNET_TYPE, props, {"ipv6EniMode": True}) == []
 
 
 def test_subnet_cidr_shapes_follow_ec2() -> None:
     """EC2-SIM-2: IPv4 /16../28, IPv6 exactly /64."""
     bad = dual_stack(cidr_block="10.0.0.0/29", ipv6_cidr_block="2600:1f18:abcd::/56")
-    messages = validate_resource("eni-dual-stack-subnets", DYNAMIC_TYPE, bad, name="pods-a")
+    messages = validate_resource("eni-dual-stack-subnets", SUBNET_TYPE, bad, name="pods-a")
     assert messages == [
         "subnet 'pods-a' IPv4 CIDR '10.0.0.0/29' is not between /16 and /28 as EC2 requires; "
         "pick a prefix length in that range.",
@@ -92,14 +96,14 @@ def iam(**options: Any) -> dict[str, Any]:
 def test_iam_resource_built_for_the_configured_features_passes() -> None:
     props = iam(release_excess_ips=True, ipv6=True, cluster_name="prod")
     config = {"releaseExcessIps": True, "ipv6EniMode": True}
-    assert validate_resource("eni-iam-permissions", DYNAMIC_TYPE, props, config) == []
+    assert validate_resource("eni-iam-permissions", IAM_TYPE, props, config) == []
 
 
 def test_iam_resource_missing_a_configured_feature_is_flagged() -> None:
     """ENI-PERM-1: release-excess needs UnassignPrivateIpAddresses, IPv6 needs AssignIpv6Addresses."""
     messages = validate_resource(
         "eni-iam-permissions",
-        DYNAMIC_TYPE,
+        IAM_TYPE,
         iam(cluster_name="prod"),
         {"releaseExcessIps": True, "ipv6EniMode": True},
     )
@@ -165,3 +169,10 @@ def test_policy_action_table_agrees_with_the_provider_table() -> None:
                             }
                         )
                         assert sorted(ours) == sorted(provider_iam.required_ec2_actions(options))
+
+
+def test_generic_dynamic_resources_are_recognised_by_shape() -> None:
+    """Fallback for a plain pulumi.dynamic.Resource: subnet and IAM props are recognised by their keys."""
+    bad_subnet = dual_stack(cidr_block="10.0.0.0/30")
+    assert validate_resource("eni-dual-stack-subnets", DYNAMIC_TYPE, bad_subnet)
+    assert validate_resource("eni-iam-permissions", DYNAMIC_TYPE, iam(), {"releaseExcessIps": True})

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policy_harness import RAW_POOL_TYPE, validate_resource
+from policy_harness import OUR_POOL_TYPE, RAW_POOL_TYPE, validate_resource
 
-from policies.rules.views import DYNAMIC_TYPE
+from policies.rules.views import DYNAMIC_TYPE, OUR_DYNAMIC_PREFIX
 
 
 def raw(
@@ -26,7 +26,18 @@ def raw(
     }
 
 
-def dynamic(ipv4: dict[str, Any] | None = None, ipv6: dict[str, Any] | None = None) -> dict[str, Any]:
+def ours(ipv4: dict[str, Any] | None = None, ipv6: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Props of provider.CiliumPodIPPool: the CRD spec under `spec`, the object name under `name`."""
+    spec: dict[str, Any] = {}
+    if ipv4 is not None:
+        spec["ipv4"] = ipv4
+    if ipv6 is not None:
+        spec["ipv6"] = ipv6
+    return {"name": "dc1-pool", "spec": spec, "labels": {}, "kubeconfig": None, "__provider": "pickled"}
+
+
+def generic(ipv4: dict[str, Any] | None = None, ipv6: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A plain `pulumi.dynamic.Resource` with flat props and a `kind` marker (fallback recognition)."""
     props: dict[str, Any] = {"kind": "CiliumPodIPPool", "name": "dc1-pool", "__provider": "pickled"}
     if ipv4 is not None:
         props["ipv4"] = ipv4
@@ -37,7 +48,8 @@ def dynamic(ipv4: dict[str, Any] | None = None, ipv6: dict[str, Any] | None = No
 
 SOURCES = [
     pytest.param((RAW_POOL_TYPE, raw), id="raw-cr"),
-    pytest.param((DYNAMIC_TYPE, dynamic), id="dynamic"),
+    pytest.param((OUR_POOL_TYPE, ours), id="provider"),
+    pytest.param((DYNAMIC_TYPE, generic), id="generic-dynamic"),
 ]
 
 
@@ -186,4 +198,5 @@ def test_ipv6_mask_bounds_and_usable_addresses_apply_to_ipv6_too() -> None:
 def test_pool_policies_ignore_unrelated_resources() -> None:
     subnet = {"vpc_id": "vpc-1", "cidr_block": "10.0.0.1/24", "__provider": "pickled"}
     assert validate_resource("pool-cidrs-canonical", DYNAMIC_TYPE, subnet) == []
+    assert validate_resource("pool-cidrs-canonical", OUR_DYNAMIC_PREFIX + "DualStackSubnet", subnet) == []
     assert validate_resource("pool-cidrs-canonical", "kubernetes:core/v1:ConfigMap", {"data": {}}) == []
