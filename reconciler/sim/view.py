@@ -12,12 +12,12 @@ from rich.text import Text
 from reconciler.sim.metrics import Metrics
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, percent: bool = False) -> str:
     if value is None:
         return "-"
+    if percent:
+        return f"{float(value):.2%}"
     if isinstance(value, float):
-        if value != 0 and abs(value) < 0.1:
-            return f"{value:.2%}" if value < 1 else f"{value:.3f}"
         return f"{value:,.2f}"
     if isinstance(value, int):
         return f"{value:,}"
@@ -59,11 +59,12 @@ def summary_table(report: Mapping[str, Any], policies: Sequence[str]) -> Table:
             "-" if met is None else ("yes" if met else "NO"),
             style="" if met is None else ("green" if met else "red"),
         )
+        pct = "share" in f["figure"]
         table.add_row(
             f["figure"],
-            _fmt(f["target"]),
-            *(_fmt(f["values"].get(p)) for p in policies),
-            _fmt(f["lower_bound"]),
+            _fmt(f["target"], pct),
+            *(_fmt(f["values"].get(p), pct) for p in policies),
+            _fmt(f["lower_bound"], pct),
             mark,
         )
     return table
