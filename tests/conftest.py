@@ -8,12 +8,14 @@ tests/toolchain/ so this file stays a thin list of fixtures.
 from __future__ import annotations
 
 import os
-import socket
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
+from toolchain import kubeenv, pulumienv
+from toolchain.processes import free_loopback_port
 
 AWS_REGION = "us-east-1"
 DUMMY_AWS_ENV = {
@@ -24,13 +26,6 @@ DUMMY_AWS_ENV = {
     "AWS_DEFAULT_REGION": AWS_REGION,
     "AWS_REGION": AWS_REGION,
 }
-
-
-def free_loopback_port() -> int:
-    """A TCP port that is free on 127.0.0.1 right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -74,3 +69,54 @@ def moto_ec2(moto_session: boto3.Session, moto_endpoint: str) -> Any:
 def moto_iam(moto_session: boto3.Session, moto_endpoint: str) -> Any:
     """An IAM client talking to the moto server."""
     return moto_session.client("iam", endpoint_url=moto_endpoint)
+
+
+@pytest.fixture(scope="session")
+def kube_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[kubeenv.KubeControlPlane]:
+    """etcd + kube-apiserver on loopback (logs in the plane's workdir), stopped at session end."""
+    plane = kubeenv.start_control_plane(tmp_path_factory.mktemp("kube"))
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(kube_control_plane: kubeenv.KubeControlPlane) -> str:
+    """Path of an admin (system:masters) kubeconfig for the test apiserver."""
+    return str(kube_control_plane.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def kube(kube_control_plane: kubeenv.KubeControlPlane, kubeconfig: str) -> Iterator[Any]:
+    """A ready `kubernetes.client.ApiClient` on the real apiserver, with the project CRDs Established."""
+    from kubernetes import config
+
+    from reconciler.crds import load_crds
+
+    api_client = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        kubeenv.install_crds(api_client, load_crds())
+        yield api_client
+    finally:
+        api_client.close()
+
+
+@pytest.fixture
+def kube_namespace(kube: Any) -> Iterator[str]:
+    """A fresh namespace for one test, deleted afterwards (cluster-scoped objects need unique names)."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(kube)
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    try:
+        yield name
+    finally:
+        core.delete_namespace(name)
+
+
+@pytest.fixture(scope="session")
+def pulumi_engine(tmp_path_factory: pytest.TempPathFactory) -> pulumienv.PulumiEngine:
+    """The built `pulumi` CLI with an offline env: file:// backend and PULUMI_HOME in a temp dir."""
+    return pulumienv.make_engine(tmp_path_factory.mktemp("pulumi"))
