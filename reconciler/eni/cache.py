@@ -63,6 +63,7 @@ class Ec2Cache:
         self._grace = visibility_grace
         self._lock = threading.RLock()
         self._enis: dict[str, NetworkInterface] = {}
+        self._by_instance: dict[str, set[str]] = {}
         self._subnets: dict[str, Subnet] = {}
         self._vpcs: dict[str, Vpc] = {}
         self._route_tables: list[RouteTable] = []
@@ -123,6 +124,7 @@ class Ec2Cache:
             self._deleted = {k: t for k, t in self._deleted.items() if now - t < self._grace and k in listed}
             kept = {k: self._enis[k] for k in self._created if k in self._enis}
             self._enis = {k: v for k, v in listed.items() if k not in self._deleted} | kept
+            self._reindex()
             self._subnets = {s.id: s for s in subnets}
             self._vpcs = {v.id: v for v in vpcs}
             self._route_tables = list(route_tables)
@@ -149,7 +151,7 @@ class Ec2Cache:
     def enis_of_instance(self, instance_id: str) -> list[NetworkInterface]:
         """Attached ENIs of an instance, by device index."""
         with self._lock:
-            found = [e for e in self._enis.values() if e.instance_id == instance_id]
+            found = [self._enis[k] for k in self._by_instance.get(instance_id, ())]
         return sorted(found, key=lambda e: (e.device_index if e.device_index is not None else 1 << 30, e.id))
 
     def eni(self, eni_id: str) -> NetworkInterface | None:
@@ -164,6 +166,13 @@ class Ec2Cache:
 
     def subnets(self) -> list[Subnet]:
         return list(self._subnets.values())
+
+    def subnet_map(self) -> dict[str, Subnet]:
+        with self._lock:
+            return dict(self._subnets)
+
+    def vpc_map(self) -> dict[str, Vpc]:
+        return dict(self._vpcs)
 
     def vpc(self, vpc_id: str) -> Vpc | None:
         return self._vpcs.get(vpc_id)
@@ -188,14 +197,29 @@ class Ec2Cache:
         return InstanceTypeLimits(instance_type, adapters, v4, v6, hypervisor, bare_metal)
 
     # --- local updates after mutations -----------------------------------------------------------
+    def _reindex(self) -> None:
+        self._by_instance = {}
+        for eni in self._enis.values():
+            if eni.instance_id:
+                self._by_instance.setdefault(eni.instance_id, set()).add(eni.id)
+
+    def _unindex(self, eni_id: str) -> None:
+        old = self._enis.get(eni_id)
+        if old is not None and old.instance_id:
+            self._by_instance.get(old.instance_id, set()).discard(eni_id)
+
     def upsert_eni(self, eni: NetworkInterface, *, created: bool = False) -> None:
         with self._lock:
+            self._unindex(eni.id)
             self._enis[eni.id] = eni
+            if eni.instance_id:
+                self._by_instance.setdefault(eni.instance_id, set()).add(eni.id)
             if created:
                 self._created[eni.id] = self._clock.now()
 
     def forget_eni(self, eni_id: str) -> None:
         with self._lock:
+            self._unindex(eni_id)
             self._enis.pop(eni_id, None)
             self._created.pop(eni_id, None)
             self._deleted[eni_id] = self._clock.now()
@@ -220,6 +244,7 @@ class Ec2Cache:
         """Load state directly (planning tests and offline tools); marks the cache stable."""
         with self._lock:
             self._enis = {e.id: e for e in enis}
+            self._reindex()
             self._subnets = {s.id: s for s in subnets if self._subnet_allowed(s)}
             self._vpcs = {v.id: v for v in vpcs}
             self._route_tables = list(route_tables)
