@@ -40,9 +40,12 @@ _AUTH = ["BearerToken"]
 
 def error_from(exc: ApiException, what: str) -> StoreError:
     """Map an HTTP failure to the store's typed errors, keeping the server's one-line message."""
-    message = exc.reason or ""
+    return error_for(int(exc.status or 0), getattr(exc, "body", None), exc.reason or "", what)
+
+
+def error_for(code: int, body: str | bytes | None, fallback: str, what: str) -> StoreError:
+    message = fallback
     reason = ""
-    body = getattr(exc, "body", None)
     if body:
         try:
             status = json.loads(body)
@@ -51,15 +54,15 @@ def error_from(exc: ApiException, what: str) -> StoreError:
         except (ValueError, AttributeError):
             pass
     text = f"{what}: {message}".strip()
-    if exc.status == 404:
+    if code == 404:
         return NotFound(text)
-    if exc.status == 409:
+    if code == 409:
         return AlreadyExists(text) if reason == "AlreadyExists" else Conflict(text)
-    if exc.status == 410:
+    if code == 410:
         return Gone(text)
-    if exc.status in (400, 422):
+    if code in (400, 422):
         return Invalid(text)
-    return StoreError(f"{text} (HTTP {exc.status})")
+    return StoreError(f"{text} (HTTP {code})")
 
 
 class KubernetesStore:
@@ -113,8 +116,7 @@ class KubernetesStore:
         except ApiException as exc:
             raise error_from(exc, what) from exc
         if not 200 <= response.status <= 299:
-            response.read()
-            raise error_from(ApiException.from_response(http_resp=response, body=None, data=None), what)
+            raise error_for(response.status, response.read(), str(response.reason or ""), what)
         if stream:
             return response.response
         return json.loads(response.read() or b"{}")
@@ -207,13 +209,15 @@ class KubernetesWatch:
         def list_fn(**kwargs: Any) -> Any:
             return self._store._open_watch(self._kind, self._namespace, **kwargs)
 
-        kwargs: dict[str, Any] = {"timeout_seconds": self._seconds, "deserialize": False}
+        # deserialize=False would be cheaper, but client 37 then crashes on ERROR events (KeyError
+        # 'raw_object'), which is exactly how a 410 arrives; return_type=object keeps plain dicts.
+        kwargs: dict[str, Any] = {"timeout_seconds": self._seconds}
         if self._rv:
             kwargs["resource_version"] = self._rv
         try:
             for event in self._watch.stream(list_fn, **kwargs):
                 kind = event.get("type")
-                obj = event.get("object") or {}
+                obj = event.get("raw_object") or {}
                 if kind in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
                     obj.setdefault("apiVersion", self._kind.api_version)
                     obj.setdefault("kind", self._kind.kind)

@@ -26,7 +26,7 @@ def _unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-STORES = ["memory"]  # "kubernetes" joins when tests/conftest.py provides the `kube` fixture
+STORES = ["memory", pytest.param("kubernetes", marks=pytest.mark.kube)]
 
 
 @pytest.fixture(params=STORES)

@@ -8,6 +8,7 @@ from reconciler.clock import SimClock
 from reconciler.cluster.memory import MemoryStore
 from reconciler.cluster.store import LEASE, ClusterStore, StoreError
 from reconciler.controller.leader import LeaderElector, LeaseTimings
+from tests.controller.conftest import StoreAndNamespace
 
 NS = "kube-system"
 LEASE_NAME = "cilium-operator-resource-lock"
@@ -123,3 +124,23 @@ def test_inconsistent_lease_timings_are_explained(timings: LeaseTimings, fragmen
     problem = timings.problem()
     assert problem is not None and fragment in problem
     assert LeaseTimings().problem() is None
+
+
+def test_leader_election_on_the_real_apiserver_hands_over_after_release(any_store: StoreAndNamespace) -> None:
+    """The same algorithm against a real Lease object: create, renew, conflict-free handover."""
+    clock = SimClock()
+    lease = any_store.unique("lease")
+
+    def make(identity: str) -> LeaderElector:
+        return LeaderElector(any_store.store, any_store.namespace, lease, identity, clock, TIMINGS)
+
+    a, b = make("a"), make("b")
+    assert a.step() and not b.step()
+    clock.advance(TIMINGS.retry_period)
+    assert a.step() and not b.step()
+    a.release()
+    clock.advance(TIMINGS.retry_period)
+    assert b.step() and not a.step()
+    spec = any_store.store.get(LEASE, lease, any_store.namespace)["spec"]
+    assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
+    assert spec["leaseDurationSeconds"] == 15 and spec["renewTime"].endswith("Z")

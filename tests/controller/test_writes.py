@@ -16,6 +16,7 @@ from reconciler.controller.writes import (
     write_with_retry,
 )
 from reconciler.model import CiliumNode, EniStatus
+from tests.controller.conftest import StoreAndNamespace
 
 WRITES = 25
 
@@ -59,15 +60,18 @@ def race(store: ClusterStore, name: str) -> int:
     return conflicts
 
 
-def test_an_agent_and_the_operator_writing_the_same_node_lose_nothing_MP_CRD_1() -> None:
-    store = MemoryStore()
-    store.create(CILIUM_NODE, {"metadata": {"name": "n1"}, "spec": {"ipam": {"pre-allocate": 8}}})
-    race(store, "n1")
-    final = store.get(CILIUM_NODE, "n1")
+def test_an_agent_and_the_operator_writing_the_same_node_lose_nothing_MP_CRD_1(
+    any_store: StoreAndNamespace,
+) -> None:
+    store, name = any_store.store, any_store.unique("n")
+    store.create(CILIUM_NODE, {"metadata": {"name": name}, "spec": {"ipam": {"pre-allocate": 8}}})
+    conflicts = race(store, name)
+    final = store.get(CILIUM_NODE, name)
     node = CiliumNode.from_obj(final)
     assert {r.pool for r in node.ipam.requested} == {f"pool-{i}" for i in range(WRITES)}
     assert set(node.ipam.cidrs_of("default")) == {f"10.0.{i}.0/24" for i in range(WRITES)}
     assert node.operator_error == f"error {WRITES - 1}"
+    assert conflicts >= 0  # the race usually produces 409s; correctness must not depend on it
 
 
 def test_a_status_write_keeps_unknown_fields_and_skips_when_nothing_changed_ENI_PUB_1() -> None:
