@@ -1,4 +1,4 @@
-"""CiliumIpamReconciler under Pulumi mocks: RBAC verbs, IRSA, hardened pod, probes (ENI-ARCH-1, ENI-PERM-1)."""
+"""CiliumIpamReconciler under Pulumi mocks: RBAC verbs, IRSA, hardened pod, probes (ENI-ARCH-1)."""
 
 from __future__ import annotations
 
