@@ -129,14 +129,14 @@ class IpamMetrics:
         self.nodes.labels(category="at-capacity").set(at_capacity)
 
     # -- operations ----------------------------------------------------------------------------
-    def allocation_op(self, subnet_id: str) -> None:
-        self._ops.inc("ip_allocation_ops", subnet_id)
+    def allocation_op(self, subnet_id: str, amount: int = 1) -> None:
+        self._ops.inc("ip_allocation_ops", subnet_id, amount)
 
-    def release_op(self, subnet_id: str) -> None:
-        self._ops.inc("ip_release_ops", subnet_id)
+    def release_op(self, subnet_id: str, amount: int = 1) -> None:
+        self._ops.inc("ip_release_ops", subnet_id, amount)
 
-    def interface_creation_op(self, subnet_id: str) -> None:
-        self._ops.inc("interface_creation_ops", subnet_id)
+    def interface_creation_op(self, subnet_id: str, amount: int = 1) -> None:
+        self._ops.inc("interface_creation_ops", subnet_id, amount)
 
     def ops_value(self, name: str, subnet_id: str) -> float:
         return self._ops.value(name, subnet_id)

@@ -37,6 +37,9 @@ class PendingPods:
     def count(self, node: str) -> int:
         return self._counts.get(node, 0)
 
+    def counts(self) -> dict[str, int]:
+        return dict(self._counts)
+
     def handle(self, type_: str, old: JsonObj | None, new: JsonObj | None) -> list[str]:
         """Apply one pod event; returns the nodes whose pending count changed."""
         obj = new if new is not None else old

@@ -1,0 +1,50 @@
+"""Agent-like writers for controller tests: what a Cilium agent writes to its CiliumNode.
+
+ENI mode (ENI-ARCH-4/5): requested = in-use + pending + pre-allocate in pool `default`, and
+`allocated` = every CIDR offered in status.eni.enis. The agent owns these spec fields; it writes
+them with the resourceVersion it read and retries on 409, exactly like the real agent.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from reconciler.cluster.store import CILIUM_NODE, ClusterStore, Conflict
+
+
+def eni_agent_sync(store: ClusterStore, name: str, in_use: int = 0, pending: int = 0) -> dict[str, Any]:
+    """One agent pass: publish offered CIDRs as allocated and report demand; returns the written node."""
+    while True:
+        obj = store.get(CILIUM_NODE, name)
+        allocated = offered_cidrs(obj)
+        ipam = obj.setdefault("spec", {}).setdefault("ipam", {})
+        pre = int(ipam.get("pre-allocate", 8))
+        pools = ipam.setdefault("pools", {})
+        pools["requested"] = [{"pool": "default", "needed": {"ipv4-addrs": in_use + pending + pre}}]
+        pools["allocated"] = [{"pool": "default", "cidrs": allocated}] if allocated else []
+        try:
+            return store.update(CILIUM_NODE, obj)
+        except Conflict:
+            continue
+
+
+def ipv4_addresses(node_obj: dict[str, Any]) -> set[str]:
+    """Every IPv4 pod address the operator published for a node (addresses and /28 prefixes)."""
+    out: set[str] = set()
+    for eni in ((node_obj.get("status") or {}).get("eni") or {}).get("enis", {}).values():
+        out.update(eni.get("addresses") or [])
+        for prefix in eni.get("prefixes") or []:
+            out.update(str(a) for a in ipaddress.ip_network(prefix))
+    return out
+
+
+def offered_cidrs(node_obj: dict[str, Any]) -> list[str]:
+    """ENI-ARCH-4: each secondary IPv4 a /32, each IPv4 prefix a /28, each IPv6 prefix a /80."""
+    out: list[str] = []
+    enis = ((node_obj.get("status") or {}).get("eni") or {}).get("enis", {})
+    for eni in sorted(enis.values(), key=lambda e: (e.get("number", 0), e.get("id", ""))):
+        out += [f"{a}/32" for a in eni.get("addresses") or []]
+        out += list(eni.get("prefixes") or [])
+        out += list(eni.get("ipv6-prefixes") or [])
+    return out
