@@ -1,0 +1,1 @@
+"""Pulumi programs of the project: `eni` (real AWS), `multipool` (pools per datacenter), `local`."""

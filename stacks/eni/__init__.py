@@ -1,0 +1,1 @@
+"""The `eni` Pulumi program (see program.py)."""

@@ -1,0 +1,12 @@
+"""Entry point when a project's `main:` points straight at stacks/eni."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for `stacks.eni`
+
+from stacks.eni.program import main  # noqa: E402
+
+main()

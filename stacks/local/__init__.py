@@ -1,0 +1,1 @@
+"""The `local` Pulumi program (see program.py)."""

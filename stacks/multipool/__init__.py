@@ -1,0 +1,1 @@
+"""The `multipool` Pulumi program (see program.py)."""
