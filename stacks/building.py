@@ -13,10 +13,12 @@ import pulumi
 from provider.dual_stack_subnet import DualStackSubnet
 from provider.node_config import CiliumNodeConfig
 from provider.pod_ip_pool import CiliumPodIPPool
+from provider.reconciler_component import CiliumIpamReconciler
 
 from .settings import NodeConfigSetting, PoolSetting, SubnetSetting
 
 POD_SUBNET_TAG = "cilium-ipam/pod-subnet"
+OPERATOR_NAME = "cilium-ipam-operator"  # also the ServiceAccount name the IRSA trust policy names
 
 
 def declare_pools(
@@ -80,3 +82,42 @@ def declare_subnets(
 def cluster_tags(cluster_name: str) -> dict[str, str]:
     """Tags that mark a subnet as a pod subnet of this cluster (used as `eni.subnet-tags`)."""
     return {POD_SUBNET_TAG: cluster_name}
+
+
+def multi_pool_flags(pre_allocation: Mapping[str, int]) -> list[str]:
+    """Operator flags for multi-pool mode (MP-CFG-1) with the MP-PRE-1 pre-allocation map, if any."""
+    flags = ["--ipam=multi-pool"]
+    if pre_allocation:
+        entries = ",".join(f"{pool}={count}" for pool, count in sorted(pre_allocation.items()))
+        flags.append(f"--ipam-multi-pool-pre-allocation={entries}")
+    return flags
+
+
+def eni_flags(cluster_name: str, release_excess_ips: bool, prefix_delegation: bool) -> list[str]:
+    """Operator flags for ENI mode (ENI-CFG-1/2): explicit cluster name so GC tags need no lookup."""
+    return [
+        "--ipam=eni",
+        f"--cluster-name={cluster_name}",
+        f"--aws-release-excess-ips={str(release_excess_ips).lower()}",
+        f"--aws-enable-prefix-delegation={str(prefix_delegation).lower()}",
+        "--enable-metrics=true",
+    ]
+
+
+def declare_reconciler(
+    flags: Sequence[str],
+    namespace: str,
+    image: str | None,
+    role_arn: pulumi.Input[str] | None = None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> CiliumIpamReconciler:
+    """The operator Deployment (and RBAC, IRSA ServiceAccount) once its configuration exists."""
+    extra = {"image": image} if image else {}
+    return CiliumIpamReconciler(
+        OPERATOR_NAME,
+        namespace=namespace,
+        role_arn=role_arn,
+        operator_flags=list(flags),
+        opts=pulumi.ResourceOptions(depends_on=list(depends_on)),
+        **extra,
+    )

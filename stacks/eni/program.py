@@ -6,7 +6,7 @@ the least-privilege ENI-PERM-1 policy, the CNI ConfigMap (ENI-ARCH-2) and the re
 
 Config (namespace `cilium-ipam`): `clusterName`, `availabilityZones` (list), `vpcCidr`,
 `subnetPrefix`, `oidcProviderArn`, `oidcIssuer`, `operatorNamespace`, `iam` options, `ipam`
-watermarks, `firstInterfaceIndex`, and `aws:region`.
+watermarks, `firstInterfaceIndex`, `prefixDelegation`, `operatorImage`, and `aws:region`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from provider.cni_configuration import CniConfiguration, EniOptions
 from provider.ec2_tags import Ec2Tags
 from provider.ipam_iam_policy import IpamIamPolicy
 
-from ..building import cluster_tags, declare_subnets
+from ..building import OPERATOR_NAME, cluster_tags, declare_reconciler, declare_subnets, eni_flags
 from ..local.program import iam_options, ipam_options
 from .plan import DEFAULT_SUBNET_PREFIX, DEFAULT_VPC_CIDR, irsa_trust_policy, zone_subnets
 
-OPERATOR_SERVICE_ACCOUNT = "cilium-ipam-operator"
 POD_SECURITY_GROUP_TAG = "cilium-ipam/pod-security-group"
 
 
@@ -67,7 +66,7 @@ def main() -> dict[str, Any]:
         "operator-role",
         assume_role_policy=pulumi.Output.all(
             config.require("oidcProviderArn"), config.require("oidcIssuer")
-        ).apply(lambda args: irsa_trust_policy(args[0], args[1], namespace, OPERATOR_SERVICE_ACCOUNT)),
+        ).apply(lambda args: irsa_trust_policy(args[0], args[1], namespace, OPERATOR_NAME)),
         description=f"cilium-ipam operator of cluster {cluster} (IRSA)",
     )
     policy = IpamIamPolicy(
@@ -88,6 +87,13 @@ def main() -> dict[str, Any]:
         ipam=ipam_options(config.get_object("ipam")),
     )
 
+    flags = eni_flags(
+        cluster, bool(options.get("release_excess_ips")), bool(config.get_bool("prefixDelegation"))
+    )
+    reconciler = declare_reconciler(
+        flags, namespace, config.get("operatorImage"), role_arn=role.arn, depends_on=[policy, cni]
+    )
+
     outputs: dict[str, Any] = {
         "vpcId": vpc.id,
         "vpcIpv6CidrBlock": vpc.ipv6_cidr_block,
@@ -98,6 +104,8 @@ def main() -> dict[str, Any]:
         "policyArn": policy.policy_arn,
         "cniConfig": cni.cni_config,
         "ipv6": ipv6,
+        "operatorServiceAccount": reconciler.service_account_name,
+        "operatorFlags": flags,
     }
     for key, value in outputs.items():
         pulumi.export(key, value)

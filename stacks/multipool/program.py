@@ -4,7 +4,8 @@ Declares a `default` pool, one pool per datacenter and a CiliumNodeConfig per da
 `ipam-default-ip-pool` sends that datacenter's nodes to its own pool (MP-NODE-1), then the reconciler.
 
 Config (namespace `cilium-ipam`): `pools` and `nodeConfigs` (CRD-shaped; default: the seed
-example plus `default`), `preAllocation` (MP-PRE-1 map), `clusterName`, `operatorNamespace`.
+example plus `default`), `preAllocation` (MP-PRE-1 map, default `default: 8`), `operatorNamespace`,
+`operatorImage`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import pulumi
 
-from ..building import declare_node_configs, declare_pools
+from ..building import declare_node_configs, declare_pools, declare_reconciler, multi_pool_flags
 from ..settings import (
     PoolSetting,
     node_configs_from_config,
@@ -40,12 +41,22 @@ def main() -> dict[str, Any]:
     )
     pools = declare_pools(pools_config)
     node_configs = declare_node_configs(node_config_settings, pools)
+    pre_allocation = config.get_object("preAllocation") or {"default": 8}
+    flags = multi_pool_flags(pre_allocation)
+    reconciler = declare_reconciler(
+        flags,
+        config.get("operatorNamespace") or "kube-system",
+        config.get("operatorImage"),
+        depends_on=[*pools, *node_configs],
+    )
 
     outputs: dict[str, Any] = {
         "pools": [pool.name for pool in pools_config],
         "poolCidrs": {pool.name: [*pool.ipv4_cidrs, *pool.ipv6_cidrs] for pool in pools_config},
         "nodeConfigs": [f"{c.namespace}/{c.name}" for c in node_config_settings],
         "nodeConfigWarnings": [node_config.warnings for node_config in node_configs],
+        "operatorServiceAccount": reconciler.service_account_name,
+        "operatorFlags": flags,
     }
     for key, value in outputs.items():
         pulumi.export(key, value)

@@ -11,6 +11,7 @@ from stacks.local.program import main as local_main
 from stacks.multipool.program import main as multipool_main
 
 ZONE = "topology.kubernetes.io/zone"
+RECONCILER_TYPE = "cilium-ipam:index:CiliumIpamReconciler"
 
 
 def test_multipool_default_is_the_seed_dc_example_plus_default_pool() -> None:
@@ -29,6 +30,14 @@ def test_multipool_default_is_the_seed_dc_example_plus_default_pool() -> None:
     assert set(dc1.dependencies) == {pool.urn for pool in pools.values()}
     assert run.outputs["pools"] == ["default", "dc1-pool", "dc2-pool"]
     assert run.outputs["nodeConfigs"] == ["kube-system/ip-pool-dc1", "kube-system/ip-pool-dc2"]
+
+    (reconciler,) = run.of_type(RECONCILER_TYPE)
+    assert set(reconciler.dependencies) >= {r.urn for r in [*pools.values(), *node_configs.values()]}
+    (deployment,) = run.of_type("kubernetes:apps/v1:Deployment")
+    assert deployment.parent == reconciler.urn
+    args = deployment.inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--ipam=multi-pool" in args and "--ipam-multi-pool-pre-allocation=default=8" in args  # MP-PRE-1
+    assert run.outputs["operatorServiceAccount"] == "cilium-ipam-operator"
 
 
 def test_multipool_takes_crd_shaped_pools_and_node_configs_from_config() -> None:
@@ -96,6 +105,19 @@ def test_eni_program_builds_dual_stack_vpc_irsa_role_and_least_privilege_policy(
     (sg_tags,) = run.ours("Ec2Tags")
     (security_group,) = run.of_type("aws:ec2/securityGroup:SecurityGroup")
     assert security_group.urn in sg_tags.dependencies
+
+    (reconciler,) = run.of_type(RECONCILER_TYPE)
+    assert {policy.urn, cni.urn} <= set(reconciler.dependencies)
+    (account,) = run.of_type("kubernetes:core/v1:ServiceAccount")
+    assert account.parent == reconciler.urn
+    assert account.inputs["metadata"]["name"] == "cilium-ipam-operator"  # the IRSA trust policy's subject
+    assert account.inputs["metadata"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/operator-role"
+    }
+    (deployment,) = run.of_type("kubernetes:apps/v1:Deployment")
+    args = deployment.inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    for flag in ("--ipam=eni", "--cluster-name=prod", "--aws-release-excess-ips=true"):
+        assert flag in args
 
     assert run.outputs["vpcIpv6CidrBlock"] == "2600:1f18:0:100::/56"
     assert run.outputs["subnetIds"] == [f"subnet-subnet-pods-us-east-1{z}" for z in "abc"]
