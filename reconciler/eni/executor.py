@@ -127,7 +127,8 @@ class Executor:
         self._cache.trigger()
         self._counters.add("release_ops", action.subnet_id)
         log_event("release", node=node, action="release", reason=action.reason, **fields)
-        return action.addresses, f"release {fields} ({action.reason})"
+        described = " ".join(f"{k}={v}" for k, v in fields.items() if v)
+        return action.addresses, f"release {described} ({action.reason})"
 
     # --- IPv6 ------------------------------------------------------------------------------------
     def assign_ipv6(self, node: str, action: AssignIpv6Prefix) -> str:

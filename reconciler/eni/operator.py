@@ -319,7 +319,7 @@ class EniOperator:
             errors.append(_ec2_sentence(name, "allocation", err))
             retry = True
         result.enis = changed_enis(node, self.published_enis(node))
-        result.operator_error = "; ".join(errors)
+        result.operator_error = "; ".join(dict.fromkeys(errors))
         return result, retry
 
     def _allocate(self, node: CiliumNode, demand: NodeDemand, result: NodeResult, errors: list[str]) -> bool:
@@ -368,12 +368,17 @@ class EniOperator:
                         continue
                 action = self._plan_ipv4(view, remaining, pd, want_v6, errors) if remaining > 0 else None
                 if action is None and want_v6:
-                    action = self._plan_create(view, 0, False, True)
+                    try:
+                        action = self._plan_create(view, 0, False, True)
+                    except NodeError as err:
+                        errors.append(f"node {name}: {err}")
+                        want_v6 = False
+                        continue
                 if action is None:
                     break
                 if isinstance(action, CreateEni):
                     added = self._do_create(name, action, result)
-                    want_v6 = want_v6 and not action.request.ipv6_prefix_count
+                    want_v6 = False  # the /80 came with the ENI, or _plan_create reported why not
                 else:
                     added, line = self.executor.assign(name, action)
                     result.actions.append(line)
@@ -390,7 +395,7 @@ class EniOperator:
                     node=name,
                     subnet=subnet,
                     action="assign_prefixes",
-                    reason=f"{err}; trying another subnet, then /32s",
+                    reason=f"{err} Trying another subnet, then /32 addresses.",
                 )
             except NodeError as err:
                 result.at_capacity = remaining > 0

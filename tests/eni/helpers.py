@@ -131,8 +131,10 @@ class SimpleAgent:
         offered = self.offered()
         self.released &= offered
         allocated = sorted(offered - self.released)
-        free = [a for a in v4_addresses(allocated) if a not in self.pod_ips]
         self.pod_ips &= set(v4_addresses(allocated))
+        while len(self.pod_ips) > self.pods:
+            self.pod_ips.remove(max(self.pod_ips))
+        free = [a for a in v4_addresses(allocated) if a not in self.pod_ips]
         want = self.pods - len(self.pod_ips)
         for address in free[: max(want, 0)]:
             self.pod_ips.add(address)
