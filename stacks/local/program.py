@@ -1,7 +1,8 @@
 """`local`: only our dynamic resources, so it runs end to end against moto + a kube-apiserver.
 
 Config (namespace `cilium-ipam`): `vpcId` (a VPC with an IPv6 block), `roleName` (an existing IAM
-role), `subnets`, `pools`, `nodeConfigs`, `iam`, `ipam`, `clusterName`; connection settings
+role), `subnets`, `pools`, `nodeConfigs`, `iam`, `ipam`, `clusterName`, `namespace` (of the CNI
+ConfigMap); connection settings
 `endpointUrl`, `region`, `kubeconfig` are read by the providers themselves.
 """
 
@@ -70,6 +71,7 @@ def main() -> dict[str, Any]:
     )
     cni = CniConfiguration(
         "cni-configuration",
+        namespace=config.get("namespace") or "kube-system",
         eni=EniOptions(subnet_tags=tags, first_interface_index=config.get_int("firstInterfaceIndex")),
         ipam=ipam_options(config.get_object("ipam")),
     )
