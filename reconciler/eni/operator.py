@@ -119,6 +119,13 @@ class EniOperator:
         """ENI-CALC-3: a changed CiliumNode is checked for a deficit at once and queued if short."""
         with self._lock:
             self._nodes[node.name] = node
+        if node.instance_id:
+            self.tracker.observe(
+                node.name,
+                offered_cidrs(self.published_enis(node)),
+                node.ipam.cidrs_of("default"),
+                self.clock.now(),
+            )
         demand = node_demand(node)
         if self._wants_work(node, demand):
             with self._lock:

@@ -1,0 +1,195 @@
+"""The EniOperator facade: per-node isolation, queue pacing, dry-run, concurrency, counters, logs."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from reconciler.eni.config import EniOperatorConfig
+from reconciler.eni.log import format_event
+from reconciler.eni.operator import EniOperator
+from reconciler.eni.runner import SequentialRunner, ThreadPoolRunner
+
+from .helpers import AZ, SimpleAgent, node_for, sim_world
+
+
+def _op(instances: int = 2, **cfg: Any):  # type: ignore[no-untyped-def]
+    clock, sim, world = sim_world(instances=instances, throttling=cfg.pop("throttling", True))
+    op = EniOperator(sim, EniOperatorConfig(**cfg), clock, runner=cfg.pop("runner", None))
+    op.refresh(force=True)
+    return clock, sim, world, op
+
+
+def test_one_nodes_error_never_stalls_the_others() -> None:
+    clock, sim, world, op = _op(instances=3)
+    a, b, c = world.instance_ids
+    op.on_node_changed(node_for("bad-type", a, world, instance_type="m5.nonexistent", requested_v4=8))
+    op.on_node_changed(node_for("no-id", "", world, requested_v4=8))
+    op.on_node_changed(node_for("good", c, world, requested_v4=8, first_interface_index=1))
+    results = op.run_allocations()
+    assert results["good"].allocated_ips == 8 and results["good"].operator_error == ""
+    assert results["bad-type"].operator_error == (
+        "node bad-type: Instance type 'm5.nonexistent' is not known to EC2; check spec.eni.instance-type "
+        "of the CiliumNode (e.g. m5.large)."
+    )
+    assert results["no-id"].operator_error.startswith("node no-id: spec.instance-id is empty")
+    assert b  # the second instance is unused
+
+
+def test_transient_ec2_error_is_a_sentence_and_the_node_is_retried() -> None:
+    clock, sim, world, op = _op(instances=2)
+    a, b = world.instance_ids
+    sim.faults.script("RequestLimitExceeded", action="CreateNetworkInterface")
+    op.on_node_changed(node_for("a", a, world, requested_v4=8, first_interface_index=1))
+    op.on_node_changed(node_for("b", b, world, requested_v4=8, first_interface_index=1))
+    first = op.run_allocations()
+    failed = [n for n, r in first.items() if r.operator_error]
+    assert len(failed) == 1
+    assert "failed with RequestLimitExceeded" in first[failed[0]].operator_error
+    assert op.queued() == failed
+    clock.advance(1)
+    second = op.run_allocations()
+    assert second[failed[0]].operator_error == "" and second[failed[0]].allocated_ips == 8
+
+
+def test_eni_calc_4_allocation_queue_runs_at_most_once_per_second_largest_first() -> None:
+    clock, sim, world, op = _op(instances=2)
+    a, b = world.instance_ids
+    op.on_node_changed(node_for("small", a, world, requested_v4=9, first_interface_index=1))
+    op.on_node_changed(node_for("big", b, world, requested_v4=20, first_interface_index=1))
+    assert op.queued() == ["big", "small"]
+    assert len(op.run_allocations()) == 2
+    op.on_node_changed(node_for("small", a, world, requested_v4=40, first_interface_index=1))
+    assert op.run_allocations() == {}  # within the same second
+    clock.advance(0.5)
+    assert op.run_allocations() == {}
+    clock.advance(0.5)
+    assert "small" in op.run_allocations()
+
+
+def test_eni_calc_3_node_change_checks_deficit_only_and_scan_orders_queue() -> None:
+    clock, sim, world, op = _op(instances=2, aws_release_excess_ips=True)
+    a, b = world.instance_ids
+    satisfied = node_for(
+        "satisfied", a, world, requested_v4=8, allocated=tuple(f"10.0.0.{i}/32" for i in range(20))
+    )
+    op.on_node_changed(satisfied)
+    assert op.queued() == []  # excess is not acted upon on a node change
+    short = node_for("short", b, world, requested_v4=12, first_interface_index=1)
+    plan = op.resync([satisfied, short])
+    assert [(e.node, e.action) for e in plan.queue] == [("short", "allocate"), ("satisfied", "release")]
+    assert plan.demands["short"].needed == 12 and plan.nodes_in_deficit == 1
+
+
+def test_dry_run_plans_and_logs_every_mutation_and_performs_none(caplog: pytest.LogCaptureFixture) -> None:
+    clock, sim, world, op = _op(instances=1, dry_run=True, aws_release_excess_ips=True)
+    node = node_for(
+        "n", world.instance_ids[0], world, requested_v4=8, first_interface_index=1, requested_v6=1
+    )
+    caplog.set_level(logging.INFO, logger="reconciler.eni")
+    op.on_node_changed(node)
+    result = op.run_allocations()["n"]
+    assert result.actions and all(a.startswith("dry-run ") for a in result.actions)
+    assert "create_eni" in result.actions[0] and "subnet=" in result.actions[0]
+    assert not [c for c in sim.calls if not c.action.startswith("Describe")]
+    lines = [r.getMessage() for r in caplog.records if "event=dry_run" in r.getMessage()]
+    assert lines and "action=create_eni" in lines[0] and "reason=" in lines[0] and "node=n" in lines[0]
+    assert op.queued() == []  # dry-run does not spin on the same node
+
+
+class _CountingRunner:
+    """Wraps the thread pool and records the peak number of nodes in flight."""
+
+    def __init__(self, workers: int) -> None:
+        self.inner = ThreadPoolRunner(workers)
+        self.active = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        def wrapped(item: Any) -> Any:
+            with self.lock:
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+            try:
+                return fn(item)
+            finally:
+                with self.lock:
+                    self.active -= 1
+
+        return self.inner.map(wrapped, items)
+
+
+def test_parallel_alloc_workers_bounds_concurrency_and_results_match_sequential() -> None:
+    outcomes = []
+    for runner in (SequentialRunner(), _CountingRunner(3)):
+        clock, sim, world = sim_world(instances=12, throttling=False, seed=3)
+        op = EniOperator(sim, EniOperatorConfig(parallel_alloc_workers=3), clock, runner=runner)
+        op.refresh(force=True)
+        for i, iid in enumerate(world.instance_ids):
+            op.on_node_changed(node_for(f"n{i}", iid, world, requested_v4=8 + i, first_interface_index=1))
+        results = op.run_allocations()
+        outcomes.append({n: r.allocated_ips for n, r in results.items()})
+        addresses = [ip for e in sim.enis.values() for ip in e.secondary_ips]
+        assert len(addresses) == len(set(addresses))
+        if isinstance(runner, _CountingRunner):
+            assert 1 <= runner.peak <= 3
+            runner.inner.close()
+    assert outcomes[0] == outcomes[1]
+
+
+def test_eni_met_1_counters_per_subnet() -> None:
+    clock, sim, world, op = _op(instances=1, aws_enable_prefix_delegation=False)
+    node = node_for("n", world.instance_ids[0], world, requested_v4=8, first_interface_index=0)
+    op.on_node_changed(node)
+    op.run_allocations()
+    subnet = world.node_subnet(AZ)
+    assert op.counters.allocation_ops[subnet] == 1
+    assert op.counters.interface_creation_ops[subnet] == 0
+    clock.advance(1)
+    op.on_node_changed(
+        node_for(
+            "n",
+            world.instance_ids[0],
+            world,
+            requested_v4=30,
+            first_interface_index=0,
+            allocated=tuple(f"{ip}/32" for e in sim.enis.values() for ip in e.secondary_ips),
+        )
+    )
+    op.run_allocations()
+    assert op.counters.interface_creation_ops[subnet] == 2
+    timings = op.counters.drain_timings()
+    assert {t.kind for t in timings} == {"ip", "interface"} and all(t.status == "success" for t in timings)
+    assert op.counters.drain_timings() == []
+
+
+def test_reconcile_does_everything_and_the_agent_converges() -> None:
+    clock, sim, world, op = _op(instances=2)
+    agents = [
+        SimpleAgent(node_for(f"n{i}", iid, world, first_interface_index=1))
+        for i, iid in enumerate(world.instance_ids)
+    ]
+    for agent in agents:
+        agent.pods = 10
+    for tick in range(10):
+        clock.advance(1)
+        nodes = [a.step() for a in agents]
+        results = op.reconcile(nodes, {a.node.name: a.pending for a in agents}, scan=tick % 5 == 0)
+        for agent in agents:
+            agent.apply(results.get(agent.node.name))
+    for agent in agents:
+        agent.step()
+        assert agent.pending == 0 and len(agent.pod_ips) == 10
+        assert op.resync([a.node for a in agents]).demands[agent.node.name].needed == 0
+
+
+def test_structured_log_lines_are_key_value_with_stable_order() -> None:
+    line = format_event(
+        "create_eni", {"reason": "no room left", "subnet": "s-1", "node": "n", "count": 3, "eni": None}
+    )
+    assert line == 'event=create_eni node=n subnet=s-1 reason="no room left" count=3'
