@@ -41,9 +41,15 @@ from reconciler.agent.localpool import LocalPool
 from reconciler.agent.masquerade import MasqueradeConfig, masquerade_decision
 from reconciler.agent.pods import FAMILY_POOL_ANNOTATION, POOL_ANNOTATION, PodInfo
 from reconciler.agent.selection import select_pool
-from reconciler.cidr import CidrError, IPNetwork, parse_cidr
+from reconciler.cidr import CidrError, IPNetwork, contains, parse_cidr
 from reconciler.model import DEFAULT_POOL, CiliumNode, IpamSpec, PoolAllocation, PoolRequest
-from reconciler.multipool.pools import DEFAULT_POOL_KEY, CiliumNodeConfig, CiliumPodIPPool, node_defaults
+from reconciler.multipool.pools import (
+    DEFAULT_POOL_KEY,
+    CiliumNodeConfig,
+    CiliumPodIPPool,
+    node_defaults,
+    pool_networks,
+)
 
 MULTI_POOL = "multi-pool"
 ENI = "eni"
@@ -276,6 +282,8 @@ class Agent:
                     except CidrError as exc:
                         self.problems.append(str(exc))
                         continue
+                    if self._retired(alloc.pool, net):
+                        continue  # kept only while pods use it (LocalPool "removed"), never for new pods
                     grouped.setdefault((alloc.pool, net.version), []).append(net)
         for key in list(self._local):
             if key not in grouped:
@@ -293,6 +301,17 @@ class Agent:
                 self._local[key] = local
             local.update(nets)
         return list(grouped)
+
+    def _retired(self, pool_name: str, net: IPNetwork) -> bool:
+        """A block of a known pool that the pool's CIDRs no longer cover (MP-POOL-2 orphan).
+
+        The operator keeps such blocks in `allocated` but does not count them; the agent does the
+        same: existing pods keep their addresses, new pods get addresses from current blocks only.
+        """
+        spec = self._pools.get(pool_name)
+        if spec is None or spec.family(net.version) is None:
+            return spec is not None
+        return not any(contains(c, net) for c in pool_networks(spec, net.version))
 
     def demand(self) -> dict[tuple[str, int], tuple[int, int, int]]:
         """(pool, family) -> (in use, pending, needed) as reported in `requested`."""

@@ -42,7 +42,7 @@ Rules implemented:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reconciler.cidr import CidrError, IPNetwork, overlaps, parse_cidr, usable_addresses
 from reconciler.model import CiliumNode, PoolAllocation
@@ -171,7 +171,7 @@ class MultiPoolOperator:
         # unchanged accepted pools first, then changed ones, then new ones; oldest first within each
         order = sorted(
             wanted.values(),
-            key=lambda p: (p.name not in old_specs, old_specs.get(p.name) != p, p.age_key()),
+            key=lambda p: (p.name not in old_specs, not _same_spec(old_specs.get(p.name), p), p.age_key()),
         )
         accepted: dict[str, CiliumPodIPPool] = {}
         for pool in order:
@@ -224,7 +224,8 @@ class MultiPoolOperator:
                 self._pools[name] = fresh
                 added_sets.extend(s for fam in fresh.families.values() for s in fam.sets)
                 continue
-            if current.spec == spec:
+            if _same_spec(current.spec, spec):
+                current.spec = spec
                 continue
             current.spec = spec
             for version in (4, 6):
@@ -494,6 +495,11 @@ def _merge_allocated(
     for pool, cidrs in extra.items():
         merged.append(PoolAllocation(pool, tuple(cidrs)))
     return tuple(merged)
+
+
+def _same_spec(a: CiliumPodIPPool | None, b: CiliumPodIPPool) -> bool:
+    """Equal apart from the resourceVersion (every event carries a new one)."""
+    return a is not None and replace(a, resource_version="") == replace(b, resource_version="")
 
 
 def _immutable_changes(old: CiliumPodIPPool, new: CiliumPodIPPool) -> list[str]:

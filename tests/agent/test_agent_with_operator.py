@@ -83,3 +83,35 @@ def test_mp_sel_3_require_pool_match_blocks_until_a_pool_matches() -> None:
     loop.round()
     got = agent.outcome("ns/x")
     assert got is not None and got.status is PodStatus.ALLOCATED and got.pools == {4: "blue"}
+
+
+def test_mp_pool_2_orphaned_block_keeps_its_pods_new_pods_use_the_new_cidr_and_nothing_oscillates() -> None:
+    """The documented migration: pool CIDR 10.10/16 -> 10.20/16 while a pod uses 10.10.0.x."""
+    old = CiliumPodIPPool("default", PoolFamily(("10.10.0.0/16",), 24))
+    new = CiliumPodIPPool("default", PoolFamily(("10.20.0.0/16",), 24))
+    op = MultiPoolOperator()
+    op.restore([old], [])
+    agent = Agent("kind-worker", pools=[old])
+    loop = Loop(agent, op)
+    agent.add_pod(PodInfo("default", "nginx-old"))
+    loop.round()
+    loop.round()
+    old_ip = agent.outcome("default/nginx-old").ips[4]  # type: ignore[union-attr]
+    assert old_ip.startswith("10.10.0.")
+    sync = op.set_pools([new])
+    assert [(w.cidr, w.node) for w in sync.warnings] == [("10.10.0.0/24", "kind-worker")]
+    agent.set_pools([new])
+    agent.add_pod(PodInfo("default", "nginx-new"))
+    history = []
+    for _ in range(4):
+        loop.round()
+        history.append(loop.node.ipam.allocated)
+    assert history[1] == history[2] == history[3], "stable: no release/re-allocate loop"
+    assert set(history[-1][0].cidrs) == {"10.10.0.0/24", "10.20.0.0/24"}
+    assert agent.outcome("default/nginx-old").ips[4] == old_ip  # type: ignore[union-attr]
+    assert agent.outcome("default/nginx-new").ips[4].startswith("10.20.0.")  # type: ignore[union-attr]
+    agent.remove_pod("default/nginx-old")
+    loop.round()
+    loop.round()
+    assert loop.node.ipam.cidrs_of("default") == ("10.20.0.0/24",), "the orphan leaves with its last pod"
+    assert op.orphans() == []
