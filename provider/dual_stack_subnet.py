@@ -16,6 +16,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 from ._connection import ConfiguredProvider, aws_client, aws_error_code
 from ._props import changed_keys, is_unknown, string_map_errors, user_props
 from .cidr import Network, next_free_subnet, parse_network
+from .errors import ProviderError, user_facing
 
 IPV4_PREFIXES = range(16, 29)  # EC2-SIM-2: IPv4 subnets are /16 .. /28
 IPV6_SUBNET_PREFIX = 64
@@ -23,7 +24,7 @@ REPLACE_KEYS = ("vpc_id", "cidr_block", "availability_zone", "ipv6_cidr_block", 
 UPDATE_KEYS = ("tags", "assign_ipv6_address_on_creation", "endpoint_url")
 
 
-class NoIpv6Error(RuntimeError):
+class NoIpv6Error(ProviderError):
     """The VPC has no IPv6 CIDR block, so a dual-stack subnet cannot be made (ENI-V6-4)."""
 
 
@@ -84,6 +85,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
     def _ec2(self, props: Mapping[str, Any]) -> Any:
         return aws_client("ec2", self.setting(props, "region"), self.setting(props, "endpoint_url"))
 
+    @user_facing
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = user_props(props)
         ec2 = self._ec2(props)
@@ -105,7 +107,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
                 subnet = ec2.create_subnet(**request)["Subnet"]
             except Exception as error:
                 if aws_error_code(error) in ("InvalidSubnet.Conflict", "InvalidSubnet.Range"):
-                    raise RuntimeError(
+                    raise ProviderError(
                         f"Subnet {cidr} cannot be created in {vpc_id}: "
                         f"{_message(error)}; choose a free CIDR inside the VPC."
                     ) from None
@@ -133,6 +135,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
         )
         return ReadResult(id_, outs)
 
+    @user_facing
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         old, new = user_props(olds), user_props(news)
         ec2 = self._ec2(new)
@@ -148,9 +151,10 @@ class DualStackSubnetProvider(ConfiguredProvider):
             _set_assign_flag(ec2, id_, flag)
         subnet = _subnet(ec2, id_)
         if subnet is None:
-            raise RuntimeError(f"Subnet {id_} no longer exists; run `pulumi refresh` so it is re-created.")
+            raise ProviderError(f"Subnet {id_} no longer exists; run `pulumi refresh` so it is re-created.")
         return UpdateResult(_outputs(new, subnet))
 
+    @user_facing
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         ec2 = self._ec2(user_props(props))
         try:
@@ -160,7 +164,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
             if code == "InvalidSubnetID.NotFound":
                 return
             if code == "DependencyViolation":
-                raise RuntimeError(
+                raise ProviderError(
                     f"Subnet {id_} still has network interfaces (pod ENIs?); drain the nodes "
                     "using it or let the ENI GC delete them, then retry."
                 ) from None
@@ -195,7 +199,7 @@ def _vpc_ipv6_blocks(ec2: Any, vpc_id: str) -> list[Network]:
         vpcs = ec2.describe_vpcs(VpcIds=[vpc_id])["Vpcs"]
     except Exception as error:
         if aws_error_code(error) == "InvalidVpcID.NotFound":
-            raise RuntimeError(f"VPC {vpc_id} does not exist; fix vpc_id.") from None
+            raise ProviderError(f"VPC {vpc_id} does not exist; fix vpc_id.") from None
         raise
     blocks = [
         parse_network(assoc["Ipv6CidrBlock"])
@@ -265,7 +269,7 @@ def _pick_ipv6(props: Mapping[str, Any], blocks: list[Network], existing: list[d
     if wanted:
         network = parse_network(wanted, 6)
         if not any(network.subnet_of(b) for b in blocks):  # type: ignore[arg-type]
-            raise RuntimeError(
+            raise ProviderError(
                 f"ipv6_cidr_block {wanted} is outside the IPv6 block of {props['vpc_id']}; "
                 "pick a /64 inside it."
             )
@@ -275,7 +279,7 @@ def _pick_ipv6(props: Mapping[str, Any], blocks: list[Network], existing: list[d
         free = next_free_subnet(block, IPV6_SUBNET_PREFIX, used)
         if free is not None:
             return free
-    raise RuntimeError(
+    raise ProviderError(
         f"VPC {props['vpc_id']} has no free /64 left in its IPv6 block; delete unused subnets "
         "or associate another IPv6 block."
     )

@@ -15,6 +15,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from ._connection import ConfiguredProvider, aws_client, aws_error_code
 from ._props import changed_keys, is_unknown, string_map_errors, user_props
+from .errors import ProviderError, user_facing
 
 MAX_KEY, MAX_VALUE = 128, 256
 NOT_FOUND_SUFFIX = ".NotFound"
@@ -53,6 +54,7 @@ class Ec2TagsProvider(ConfiguredProvider):
     def _ec2(self, props: Mapping[str, Any]) -> Any:
         return aws_client("ec2", self.setting(props, "region"), self.setting(props, "endpoint_url"))
 
+    @user_facing
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = user_props(props)
         _put(self._ec2(props), props["resource_id"], props["tags"])
@@ -67,6 +69,7 @@ class Ec2TagsProvider(ConfiguredProvider):
             return ReadResult("", {})
         return ReadResult(id_, {**props, "tags": owned})
 
+    @user_facing
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         old, new = user_props(olds), user_props(news)
         ec2 = self._ec2(new)
@@ -79,6 +82,7 @@ class Ec2TagsProvider(ConfiguredProvider):
             _remove(ec2, id_, removed)
         return UpdateResult(new)
 
+    @user_facing
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = user_props(props)
         _remove(self._ec2(props), id_, dict(props.get("tags") or {}))
@@ -109,7 +113,7 @@ def _put(ec2: Any, resource_id: str, tags: Mapping[str, str]) -> None:
         )
     except Exception as error:
         if aws_error_code(error).endswith(NOT_FOUND_SUFFIX) or aws_error_code(error) == "InvalidID":
-            raise RuntimeError(
+            raise ProviderError(
                 f"EC2 resource {resource_id} does not exist; fix resource_id or create the resource first."
             ) from None
         raise

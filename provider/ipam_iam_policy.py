@@ -16,6 +16,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from ._connection import ConfiguredProvider, aws_client, aws_error_code
 from ._props import changed_keys, is_unknown, string_map_errors, user_props
+from .errors import ProviderError, user_facing
 from .iam_actions import IpamPermissionOptions, policy_json, required_ec2_actions
 
 IAM_NAME = re.compile(r"^[\w+=,.@-]{1,128}$")
@@ -75,11 +76,13 @@ class IpamIamPolicyProvider(ConfiguredProvider):
     def _iam(self, props: Mapping[str, Any]) -> Any:
         return aws_client("iam", self.setting(props, "region"), self.setting(props, "endpoint_url"))
 
+    @user_facing
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = user_props(props)
         iam = self._iam(props)
         document = policy_json(IpamPermissionOptions.from_props(props))
         arn = _find_policy_arn(iam, props["policy_name"], props.get("path", "/"))
+        created_now = arn is None
         if arn is None:
             arn = iam.create_policy(
                 PolicyName=props["policy_name"],
@@ -89,7 +92,12 @@ class IpamIamPolicyProvider(ConfiguredProvider):
             )["Policy"]["Arn"]
         else:
             _set_default_document(iam, arn, document)  # a retried create converges on the same policy
-        iam.attach_role_policy(RoleName=props["role_name"], PolicyArn=arn)
+        try:
+            _attach(iam, str(props["role_name"]), arn)
+        except Exception:
+            if created_now:  # create is transactional: no orphan policy when the attach fails
+                iam.delete_policy(PolicyArn=arn)
+            raise
         return CreateResult(arn, _outputs(props, arn, document))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -104,6 +112,7 @@ class IpamIamPolicyProvider(ConfiguredProvider):
         document = _version_text(iam, id_, policy["DefaultVersionId"])
         return ReadResult(id_, {**props, "policy_arn": id_, "document": document})
 
+    @user_facing
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         old, new = user_props(olds), user_props(news)
         iam = self._iam(new)
@@ -111,10 +120,11 @@ class IpamIamPolicyProvider(ConfiguredProvider):
         if document != old.get("document"):
             _set_default_document(iam, id_, document)
         if old.get("role_name") != new["role_name"]:
-            iam.attach_role_policy(RoleName=new["role_name"], PolicyArn=id_)
+            _attach(iam, str(new["role_name"]), id_)
             _detach_quietly(iam, str(old.get("role_name")), id_)
         return UpdateResult(_outputs(new, id_, document))
 
+    @user_facing
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = user_props(props)
         iam = self._iam(props)
@@ -130,7 +140,7 @@ class IpamIamPolicyProvider(ConfiguredProvider):
             if code == "NoSuchEntity":
                 return
             if code == "DeleteConflict":
-                raise RuntimeError(
+                raise ProviderError(
                     f"IAM policy {id_} is still attached to other roles, users or groups; "
                     "detach them, then run the delete again."
                 ) from None
@@ -167,6 +177,18 @@ def _version_text(iam: Any, arn: str, version_id: str) -> str:
     raw = iam.get_policy_version(PolicyArn=arn, VersionId=version_id)["PolicyVersion"]["Document"]
     parsed = json.loads(raw) if isinstance(raw, str) else raw
     return json.dumps(parsed, sort_keys=True, separators=(",", ":"))
+
+
+def _attach(iam: Any, role_name: str, arn: str) -> None:
+    try:
+        iam.attach_role_policy(RoleName=role_name, PolicyArn=arn)
+    except Exception as error:
+        if aws_error_code(error) == "NoSuchEntity":
+            raise ProviderError(
+                f"IAM role {role_name} does not exist, so policy {arn} cannot be attached; create the role "
+                "first or fix role_name."
+            ) from None
+        raise
 
 
 def _detach_quietly(iam: Any, role_name: str, arn: str) -> None:

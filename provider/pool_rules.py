@@ -124,15 +124,19 @@ def pool_cidrs(spec: Mapping[str, Any] | None) -> list[Network]:
 
 
 def immutable_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[str]:
-    """Which MP-POOL-3 immutable fields differ between two specs (a family added or removed is not one)."""
+    """Which MP-POOL-3 immutable fields differ (a family added or removed is not one; unknowns are skipped)."""
     old, new = old or {}, new or {}
     changed = []
     for family in FAMILIES:
-        if old.get(family) and new.get(family):
-            if old[family].get("maskSize") != new[family].get("maskSize"):
-                changed.append(f"{family}.maskSize")
+        old_block, new_block = old.get(family), new.get(family)
+        if not isinstance(old_block, Mapping) or not isinstance(new_block, Mapping):
+            continue  # a family added or removed, or not known yet
+        mask = new_block.get("maskSize")
+        if not is_unknown(mask) and old_block.get("maskSize") != mask:
+            changed.append(f"{family}.maskSize")
     for key in ("allowFirstIP", "allowLastIP"):
-        if bool(old.get(key, False)) != bool(new.get(key, False)) or is_unknown(new.get(key)):
+        value = new.get(key)
+        if not is_unknown(value) and bool(old.get(key, False)) != bool(value):
             changed.append(key)
     return changed
 

@@ -133,3 +133,14 @@ def test_check_rejects_bad_names_and_tolerates_unknowns() -> None:
     assert "not a valid IAM name" in reasons["role_name"]
     preview = {"role_name": UNKNOWN, "policy_name": "p", "cluster_name": UNKNOWN}
     assert provider.check({}, preview).failures == []
+
+
+def test_missing_role_is_one_clear_error_and_leaves_no_policy(moto_iam: Any, moto_endpoint: str) -> None:
+    from provider.errors import ProviderError
+
+    provider = IpamIamPolicyProvider()
+    inputs = provider.check({}, props(moto_endpoint, "no-such-role")).inputs
+    with pytest.raises(ProviderError, match="IAM role no-such-role does not exist"):
+        provider.create(inputs)
+    names = [p["PolicyName"] for p in moto_iam.list_policies(Scope="Local")["Policies"]]
+    assert "pol-no-such-role" not in names

@@ -121,3 +121,10 @@ def test_mp_pool_5_overlap_names_both_pools() -> None:
     errors = overlap_errors("blue", spec, others)
     assert len(errors) == 1 and "blue" in errors[0] and "red" in errors[0] and "MP-POOL-5" in errors[0]
     assert spec_errors(spec) == []
+
+
+def test_unknown_immutable_values_are_not_refused_in_preview() -> None:
+    old = {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": 24}}
+    new = {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": UNKNOWN}, "allowFirstIP": UNKNOWN}
+    assert immutable_changes(old, new) == []
+    assert check(new, olds={"name": "blue", "spec": old}) == []
