@@ -138,6 +138,7 @@ class Agent:
         self._completed: list[PodOutcome] = []
         self._eni_pre_allocate = IpamSpec().pre_allocate
         self.problems: list[str] = []
+        self._last_node: CiliumNode | None = None
         self._refresh_defaults()
 
     # ------------------------------------------------------------ configuration
@@ -164,7 +165,10 @@ class Agent:
             self._pre_allocation = dict(self.config.pre_allocation)
 
     def set_pools(self, pools: Iterable[CiliumPodIPPool]) -> None:
+        """New pool specs take effect at once (a block its pool no longer covers stops serving new pods)."""
         self._pools = {p.name: p for p in pools}
+        if self._last_node is not None and self.config.mode == MULTI_POOL:
+            self._ingest(self._last_node)
 
     def set_node_configs(self, configs: Iterable[CiliumNodeConfig]) -> None:
         self._node_configs = list(configs)
@@ -344,6 +348,7 @@ class Agent:
         if self._labels_from_node and dict(node.labels) != self._node_labels:
             self._node_labels = dict(node.labels)
             self._refresh_defaults()
+        self._last_node = node
         order = self._ingest(node)
         for state in sorted(self._pods.values(), key=lambda p: p.seq):
             if state.status is PodStatus.BLOCKED and self.config.mode == MULTI_POOL:
