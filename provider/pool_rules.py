@@ -124,7 +124,7 @@ def pool_cidrs(spec: Mapping[str, Any] | None) -> list[Network]:
 
 
 def immutable_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[str]:
-    """Which MP-POOL-3 immutable fields differ (a family added or removed is not one; unknowns are skipped)."""
+    """Which MP-POOL-3 immutable fields differ (a family added/removed is not one; unknowns skipped)."""
     old, new = old or {}, new or {}
     changed = []
     for family in FAMILIES:
