@@ -88,7 +88,7 @@ def run_scenario(
     results: dict[str, Metrics] = {}
     cpu: dict[str, float] = {}
     for name in policies:
-        ctx = new_context(scenario, seed, name)
+        ctx = new_context(scenario, seed, name, sleep_latency=name != "vpc-cni-like")
         policy = policy_factory(name)(ctx)
         started = time.process_time()
         if live and console is not None:

@@ -1,45 +1,55 @@
-"""Parallel operator workers in simulated time, without threads.
+"""Parallel operator workers in simulated time, deterministic and exactly interleaved.
 
 The engine does per-node work through `Runner.map(fn, nodes)` (reconciler.eni.runner) with
-synchronous EC2 calls. Real Cilium runs up to `--parallel-alloc-workers` nodes at once, each worker
-living through its own calls' latencies and rate-limiter waits. `VirtualWorkers` reproduces that
-deterministically: it runs nodes one after the other, but each on a worker with its own timeline;
-`WorkerClock` is the clock the engine, its rate limiter and the simulated EC2 read, and it tells the
-time of the worker that is running. `sleep` (EC2 latency, client limiter waits) moves only that
-worker. A map returns when its last worker is done, as the real pool does.
+synchronous EC2 calls. Real Cilium runs up to `--parallel-alloc-workers` nodes at once; each worker
+lives through its own calls' latencies and rate-limiter waits while the others proceed.
 
-Approximation: token buckets only refill forward, so two workers' overlapping timelines share tokens
-as if their calls were interleaved in issue order; the total calls admitted per unit of time is
-exact, the interleaving is not.
+`VirtualWorkers.map` runs each worker on a real thread, but in lock-step: exactly one thread runs at
+a time, and whenever the running one sleeps (`WorkerClock.sleep`: EC2 latency, client limiter wait)
+control passes to the worker with the earliest simulated time (ties: lowest worker number). So the
+calls reach EC2's token buckets in true time order, runs are reproducible, and nothing sleeps for
+real. `WorkerClock.now()` tells the running worker's time. The map returns when the last worker is
+done; a caller that is itself on the worker clock (the operator loop) resumes at that time.
 """
 
 from __future__ import annotations
 
 import heapq
+import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from reconciler.clock import SimClock
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+DEADLOCK_S = 60.0  # wall seconds without a yield: a worker blocked on a real lock
+
 
 class WorkerClock:
-    """`now()` = the base clock while no map runs, else the running worker's own time."""
+    """`now()` = the base clock, or the running worker's own time while a worker runs."""
 
     def __init__(self, base: SimClock) -> None:
         self.base = base
         self._worker_time: float | None = None
+        self._local = threading.local()
 
     def now(self) -> float:
         return self.base.now() if self._worker_time is None else self._worker_time
 
+    @property
+    def worker_time(self) -> float | None:
+        return self._worker_time
+
     def sleep(self, seconds: float) -> None:
-        """Live through `seconds`: only the running worker's timeline moves (outside a map: the base)."""
+        """Live through `seconds`: only the running worker's timeline moves (outside: the base)."""
         if seconds <= 0:
             return
-        if self._worker_time is None:
+        switch: Callable[[float], None] | None = getattr(self._local, "switch", None)
+        if switch is not None:
+            switch(seconds)
+        elif self._worker_time is None:
             self.base.advance(seconds)
         else:
             self._worker_time += seconds
@@ -51,6 +61,14 @@ class WorkerClock:
         assert self._worker_time is not None
         t, self._worker_time = self._worker_time, None
         return t
+
+
+class _Worker:
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.go = threading.Event()
+        self.time = 0.0
+        self.done = False
 
 
 class VirtualWorkers:
@@ -66,23 +84,74 @@ class VirtualWorkers:
         self.on_item_done: Callable[[object, float], None] | None = None
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """Run `fn` over `items` on the workers; results in input order."""
+        outer = self.clock.worker_time
         start = self.clock.now()
-        free = [start] * min(self.workers, max(len(items), 1))
-        heapq.heapify(free)
-        results: list[R] = []
-        self.finished_at = []
-        end = start
-        for item in items:
-            at = heapq.heappop(free)
-            self.clock.enter(at)
+        self.finished_at = [start] * len(items)
+        if not items:
+            return []
+        results: list[Any] = [None] * len(items)
+        errors: list[BaseException] = []
+        next_item = [0]
+        ready: list[tuple[float, int]] = []
+        yielded = threading.Event()
+        crew = [_Worker(i) for i in range(min(self.workers, len(items)))]
+        clock = self.clock
+
+        def park(worker: _Worker) -> None:
+            heapq.heappush(ready, (worker.time, worker.number))
+            yielded.set()
+            worker.go.wait()
+            worker.go.clear()
+
+        def body(worker: _Worker) -> None:
+            def switch(seconds: float) -> None:
+                worker.time += seconds
+                park(worker)
+
+            clock._local.switch = switch
+            worker.go.wait()
+            worker.go.clear()
             try:
-                results.append(fn(item))
+                while next_item[0] < len(items) and not errors:
+                    i = next_item[0]
+                    next_item[0] += 1
+                    try:
+                        results[i] = fn(items[i])
+                    except BaseException as err:  # surfaced to the caller of map
+                        errors.append(err)
+                    self.finished_at[i] = worker.time
+                    if self.on_item_done is not None:
+                        self.on_item_done(items[i], worker.time)
             finally:
-                done = self.clock.leave()
-            heapq.heappush(free, done)
-            self.finished_at.append(done)
-            end = max(end, done)
-            if self.on_item_done is not None:
-                self.on_item_done(item, done)
+                worker.done = True
+                yielded.set()
+
+        threads = [threading.Thread(target=body, args=(w,), daemon=True) for w in crew]
+        for w, th in zip(crew, threads, strict=True):
+            w.time = start
+            heapq.heappush(ready, (start, w.number))
+            th.start()
+        try:
+            while ready:
+                t, number = heapq.heappop(ready)
+                worker = crew[number]
+                clock.enter(t)
+                yielded.clear()
+                worker.go.set()
+                if not yielded.wait(DEADLOCK_S):
+                    raise RuntimeError(
+                        "a simulated operator worker blocked on a real lock while another held it; "
+                        "the engine must not hold a lock across an EC2 call"
+                    )
+        finally:
+            clock.leave()
+            for th in threads:
+                th.join(timeout=1.0)
+        if errors:
+            raise errors[0]
+        end = max(self.finished_at)
         self.last_end = end
+        if outer is not None:
+            clock.enter(end)
         return results

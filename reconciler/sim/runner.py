@@ -17,6 +17,7 @@ from reconciler.sim.ec2_tap import MetricsObserver
 from reconciler.sim.loop import EventLoop
 from reconciler.sim.lower_bound import MUTATING_ACTIONS
 from reconciler.sim.metrics import Metrics
+from reconciler.sim.parallel import WorkerClock
 from reconciler.sim.scenario import Scenario
 from reconciler.sim.workload import Fact, Kind, Workload
 from reconciler.sim.world import ClusterWorld, build_cluster_world
@@ -43,9 +44,12 @@ class Policy(Protocol):
 
 @dataclass
 class RunContext:
+    """One policy's private world. `clock` is the worker-aware clock EC2 and the engine read."""
+
     scenario: Scenario
     seed: int
     loop: EventLoop
+    clock: WorkerClock
     ec2: SimulatedEc2
     world: ClusterWorld
     metrics: Metrics
@@ -56,15 +60,29 @@ SampleHook = Callable[[RunContext, Policy], None]
 
 
 def new_context(
-    scenario: Scenario, seed: int, label: str, latency: LatencyModel = TYPICAL_LATENCY
+    scenario: Scenario,
+    seed: int,
+    label: str,
+    latency: LatencyModel = TYPICAL_LATENCY,
+    *,
+    sleep_latency: bool = False,
 ) -> RunContext:
+    """A fresh world. With `sleep_latency`, each EC2 call's latency is lived on the worker clock
+    (the engine's synchronous calls); without, callers read `ec2.last_call.finished_at` (event style).
+    """
     loop = EventLoop(seed)
+    clock = WorkerClock(loop.clock)
     metrics = Metrics(label)
     ec2 = SimulatedEc2(
-        loop.clock, seed=seed, latency=latency, observer=MetricsObserver(metrics), record_calls=True
+        clock,
+        seed=seed,
+        latency=latency,
+        observer=MetricsObserver(metrics),
+        record_calls=not sleep_latency,
+        sleep=clock.sleep if sleep_latency else None,
     )
     world = build_cluster_world(ec2, scenario)
-    return RunContext(scenario, seed, loop, ec2, world, metrics)
+    return RunContext(scenario, seed, loop, clock, ec2, world, metrics)
 
 
 def _mutations(metrics: Metrics) -> int:

@@ -29,3 +29,12 @@ def test_sleep_outside_a_map_moves_the_base_clock() -> None:
     clock = WorkerClock(base)
     clock.sleep(2.5)
     assert base.now() == 2.5
+
+
+def test_a_worker_that_maps_waits_for_the_pool() -> None:
+    clock = WorkerClock(SimClock())
+    pool = VirtualWorkers(clock, workers=4)
+    clock.enter(1.0)
+    clock.sleep(0.5)  # the operator loop's own work, e.g. a cache refresh
+    pool.map(lambda d: clock.sleep(d), [2.0, 3.0])
+    assert clock.leave() == 4.5
