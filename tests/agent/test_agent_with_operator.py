@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconciler.agent.agent import Agent, AgentConfig, PodStatus
 from reconciler.agent.pods import PodInfo
@@ -115,3 +119,32 @@ def test_mp_pool_2_orphaned_block_keeps_its_pods_new_pods_use_the_new_cidr_and_n
     loop.round()
     assert loop.node.ipam.cidrs_of("default") == ("10.20.0.0/24",), "the orphan leaves with its last pod"
     assert op.orphans() == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 40), st.booleans()), min_size=1, max_size=60))
+def test_cluster_invariants_under_churn(events: list[tuple[int, int, bool]]) -> None:
+    """Three agents and one operator under random pod churn: an address belongs to one pod cluster-wide,
+    lies in a CIDR its node holds, and no CIDR in use is ever dropped from the node's `allocated`."""
+    pool = CiliumPodIPPool("default", PoolFamily(("10.0.0.0/22",), 28), PoolFamily(("fd00::/112",), 124))
+    op = MultiPoolOperator()
+    op.restore([pool], [])
+    loops = [Loop(Agent(f"n{i}", AgentConfig(enable_ipv6=True), pools=[pool]), op) for i in range(3)]
+    for idx, pod_no, remove in events:
+        loop = loops[idx]
+        key = f"ns/p{pod_no}"
+        if remove:
+            loop.agent.remove_pod(key)
+        elif all(lp.agent.outcome(key) is None for lp in loops):
+            loop.agent.add_pod(PodInfo("ns", f"p{pod_no}"))
+        loop.round()
+        owners: dict[str, str] = {}
+        for lp in loops:
+            nets = [ipaddress.ip_network(c) for c in lp.node.ipam.cidrs_of("default")]
+            for out in lp.agent.pods():
+                for ip in out.ips.values():
+                    assert ip not in owners, f"{ip} held by {owners.get(ip)} and {out.key}"
+                    owners[ip] = out.key
+                    assert any(ipaddress.ip_address(ip) in n for n in nets), (
+                        f"{ip} outside {lp.node.name}'s CIDRs"
+                    )
