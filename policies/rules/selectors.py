@@ -26,12 +26,19 @@ class KeyConstraint:
         self.allowed = values if self.allowed is None else self.allowed & values
         self.must_exist = True
 
-    def satisfiable(self) -> bool:
+    def example(self) -> str | None | bool:
+        """A value meeting the constraint (None = key absent), or False when none exists."""
         if self.must_exist and self.must_not_exist:
             return False
-        if self.allowed is not None and not (self.allowed - self.forbidden):
-            return False
-        return True
+        if self.allowed is not None:
+            candidates = sorted(self.allowed - self.forbidden)
+            return candidates[0] if candidates else False
+        if not self.must_exist:
+            return None
+        fresh = "x"
+        while fresh in self.forbidden:
+            fresh += "x"
+        return fresh
 
 
 class UnsupportedSelector(ValueError):
@@ -53,6 +60,11 @@ def requirements(selector: Mapping[str, Any]) -> list[tuple[str, str, set[str]]]
 
 def can_overlap(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
     """True when some label set satisfies both selectors (an empty selector matches every node)."""
+    return common_labels(first, second) is not None
+
+
+def common_labels(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, str] | None:
+    """A node label set both selectors match, or None when they can never match the same node."""
     constraints: dict[str, KeyConstraint] = {}
     for key, operator, values in requirements(first) + requirements(second):
         constraint = constraints.setdefault(key, KeyConstraint())
@@ -64,4 +76,11 @@ def can_overlap(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
             constraint.must_exist = True
         else:
             constraint.must_not_exist = True
-    return all(constraint.satisfiable() for constraint in constraints.values())
+    labels: dict[str, str] = {}
+    for key, constraint in constraints.items():
+        value = constraint.example()
+        if value is False:
+            return None
+        if isinstance(value, str):
+            labels[key] = value
+    return labels

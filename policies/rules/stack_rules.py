@@ -21,7 +21,7 @@ from .cidr import (
     usable_addresses,
 )
 from .pool_rules import mask_size_of, valid_networks
-from .selectors import UnsupportedSelector, can_overlap
+from .selectors import UnsupportedSelector, can_overlap, common_labels
 from .values import UnknownValueError, as_list, pick
 from .views import (
     AWS_VPC_TYPE,
@@ -179,13 +179,16 @@ def node_config_conflict_problems(resources: list[StackResource]) -> list[Proble
             a: NodeConfigView = first.view
             b: NodeConfigView = second.view
             clashing = sorted(k for k in set(a.defaults) & set(b.defaults) if a.defaults[k] != b.defaults[k])
-            if not clashing or not can_overlap(a.node_selector or {}, b.node_selector or {}):
+            shared = common_labels(a.node_selector or {}, b.node_selector or {}) if clashing else None
+            if shared is None:
                 continue
             key = clashing[0]
+            example = ", ".join(f"{k}={v}" for k, v in sorted(shared.items())) or "any labels"
             problems.append(
                 (
                     f"CiliumNodeConfigs '{a.namespace}/{a.name}' and '{b.namespace}/{b.name}' can select the "
-                    f"same nodes but set {key} to '{a.defaults[key]}' and '{b.defaults[key]}' "
+                    f"same nodes (e.g. one with {example}) but set {key} to '{a.defaults[key]}' and "
+                    f"'{b.defaults[key]}' "
                     "(the later name silently wins); "
                     "make their nodeSelectors disjoint or agree on the value.",
                     second.urn,

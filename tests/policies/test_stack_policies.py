@@ -91,7 +91,8 @@ def test_node_configs_with_overlapping_selectors_and_different_defaults_are_flag
     violations = validate_stack("node-config-no-conflicts", [*seed_stack(), everyone])
     assert len(violations) == 1  # overlaps both per-DC configs, but agrees with ip-pool-dc2
     assert (
-        "'kube-system/all-nodes' and 'kube-system/ip-pool-dc1' can select the same nodes" in violations[0][0]
+        "'kube-system/all-nodes' and 'kube-system/ip-pool-dc1' can select the same nodes "
+        "(e.g. one with topology.kubernetes.io/zone=dc1)" in violations[0][0]
     )
     assert "set ipam-default-ip-pool to 'dc2-pool' and 'dc1-pool'" in violations[0][0]
 
