@@ -219,11 +219,17 @@ class EniOperator:
                 extra.append(node.name)
         queue = scan_queue(effective, self.config.aws_release_excess_ips)
         allocs = [e for e in queue if e.action == "allocate"]
-        queue = (
-            allocs
-            + [QueueEntry(n, "allocate", 0) for n in sorted(extra)]
-            + [e for e in queue if e.action == "release"]
-        )
+        releases = [e for e in queue if e.action == "release"]
+        if self.config.aws_release_excess_ips:
+            # Deviation (see release.py): a node in deficit also releases the CIDRs its agent gave
+            # up -- they are dead to the agent and hold ENI slots the deficit needs.
+            listed = {e.node for e in releases}
+            releases += [
+                QueueEntry(e.node, "release", 0)
+                for e in allocs
+                if e.node not in listed and self.tracker.due(e.node, now, self.config.excess_ip_release_delay)
+            ]
+        queue = allocs + [QueueEntry(n, "allocate", 0) for n in sorted(extra)] + releases
         with self._lock:
             for entry in queue:
                 if entry.action == "allocate":
@@ -532,8 +538,14 @@ class EniOperator:
         if not self.config.aws_release_excess_ips or not self.cache.stable:
             return {}
         names = plan.releases
-        results = self.runner.map(lambda n: self._release_node(n, plan.demands[n].excess), names)
+        results = self.runner.map(lambda n: self._release_node(n, self._release_cap(plan.demands[n])), names)
         return {r.node: r for r in results}
+
+    @staticmethod
+    def _release_cap(demand: NodeDemand) -> int:
+        """ENI-REL-2: at most excessIPs per scan -- except for a node in deficit, whose released
+        CIDRs are unusable (the agent will not re-add them while offered) and block its ENI slots."""
+        return demand.excess if demand.needed == 0 else 1 << 30
 
     def _release_node(self, name: str, excess: int) -> NodeResult:
         node = self._nodes.get(name)

@@ -9,6 +9,11 @@ The same absence also covers addresses the operator has just assigned and the ag
 yet. Those (never seen in `allocated`, offered for less than `adoption_grace`) are "in flight": the
 allocator counts them as available so it does not allocate twice while the agent catches up.
 
+Deliberate deviation: the excessIPs cap (ENI-CALC-2) applies to nodes without a deficit. A node in
+deficit releases every due CIDR, because the agent will not re-add a CIDR while it is still offered:
+left in place, such a CIDR is dead capacity that holds an ENI slot, and with the cap (excessIPs is
+0 for a node in deficit) it would never go, leaving the node stuck at "out of interfaces".
+
 State is in memory only. After a restart every offered-but-absent CIDR starts a fresh delay, so a
 restart can postpone a release but never hasten one.
 """
