@@ -114,6 +114,20 @@ class CiliumPodIPPool:
         return (self.creation_timestamp or "~", self.name)
 
 
+def parse_pool_obj(obj: Mapping[str, Any]) -> tuple[CiliumPodIPPool | None, str]:
+    """Parse a pool object for the controller without raising: (pool, "") or (None, one sentence)."""
+    name = str((obj.get("metadata") or {}).get("name", "?"))
+    try:
+        return CiliumPodIPPool.from_obj(obj), ""
+    except SelectorError as exc:
+        return None, f"{exc} The pool is not used until this is fixed."
+    except (TypeError, ValueError, AttributeError):
+        return None, (
+            f"CiliumPodIPPool {name} does not match the CRD schema (maskSize must be a number, cidrs a list, "
+            "selectors maps); fix the object."
+        )
+
+
 def pool_networks(pool: CiliumPodIPPool, version: int) -> list[IPNetwork]:
     """The parsed CIDRs of one family (raises CidrError on a bad entry)."""
     fam = pool.family(version)
@@ -210,6 +224,7 @@ __all__ = [
     "SKIP_MASQUERADE_ANNOTATION",
     "SelectorError",
     "node_defaults",
+    "parse_pool_obj",
     "pool_networks",
     "pool_problems",
 ]

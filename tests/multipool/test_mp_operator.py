@@ -285,3 +285,23 @@ def test_restart_plus_occupy_gives_the_same_state(events: list[tuple[int, int, b
     fresh = MultiPoolOperator()
     fresh.restore(pools, list(nodes.values()))
     assert fresh.snapshot() == op.snapshot()
+
+
+def test_parse_pool_obj_turns_bad_objects_into_one_sentence() -> None:
+    from reconciler.multipool.pools import parse_pool_obj
+
+    good, err = parse_pool_obj(
+        {"metadata": {"name": "a"}, "spec": {"ipv4": {"cidrs": ["10.0.0.0/8"], "maskSize": 24}}}
+    )
+    assert good is not None and err == ""
+    bad_sel, err = parse_pool_obj(
+        {
+            "metadata": {"name": "b"},
+            "spec": {"podSelector": {"matchExpressions": [{"key": "x", "operator": "Is"}]}},
+        }
+    )
+    assert bad_sel is None and "CiliumPodIPPool b podSelector uses operator 'Is'" in err
+    bad_mask, err = parse_pool_obj(
+        {"metadata": {"name": "c"}, "spec": {"ipv4": {"cidrs": [], "maskSize": "x"}}}
+    )
+    assert bad_mask is None and "CiliumPodIPPool c does not match the CRD schema" in err
