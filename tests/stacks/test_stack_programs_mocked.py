@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import runpy
+from pathlib import Path
 
+import pulumi
+import pytest
 from stack_mocks import run_program
 
 from stacks.eni.program import main as eni_main
@@ -12,6 +16,7 @@ from stacks.multipool.program import main as multipool_main
 
 ZONE = "topology.kubernetes.io/zone"
 RECONCILER_TYPE = "cilium-ipam:index:CiliumIpamReconciler"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_multipool_default_is_the_seed_dc_example_plus_default_pool() -> None:
@@ -153,3 +158,26 @@ def test_local_program_is_made_only_of_our_dynamic_resources() -> None:
     assert "ec2:DescribeTags" not in run.outputs["policyActions"]  # cluster name given: no tag lookup
     assert run.outputs["subnetIds"] == ["subnet-subnet-a"]
     assert run.outputs["pools"] == ["dc1-pool", "dc2-pool"]
+
+
+def run_dispatcher() -> dict[str, object]:
+    runpy.run_path(str(REPO / "stacks" / "__main__.py"), run_name="__main__")
+    return {}
+
+
+def test_the_default_program_dispatches_on_cilium_ipam_program() -> None:
+    """Pulumi.yaml's main (stacks/) runs multipool by default and the configured program otherwise."""
+    default = run_program(run_dispatcher, {})
+    assert default.of_type(RECONCILER_TYPE) and not default.ours("DualStackSubnet")
+    local = run_program(
+        run_dispatcher,
+        {"program": "local", "vpcId": "vpc-1", "roleName": "r", "subnets": [{"cidr": "10.0.1.0/24"}]},
+    )
+    assert len(local.ours("DualStackSubnet")) == 1 and not local.of_type(RECONCILER_TYPE)
+
+
+def test_an_unknown_program_is_one_clear_error() -> None:
+    with pytest.raises(
+        pulumi.RunError, match="config cilium-ipam:program is 'bogus'; set it to one of eni, "
+    ):
+        run_program(run_dispatcher, {"program": "bogus"})
