@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from reconciler.agent.agent import Agent, PodStatus
+from reconciler.agent.agent import Agent, AgentConfig, PodStatus
 from reconciler.agent.pods import PodInfo
 from reconciler.agent.selection import (
     SOURCE_DEFAULT,
@@ -15,6 +15,7 @@ from reconciler.agent.selection import (
     SOURCE_SELECTOR,
     select_pool,
 )
+from reconciler.model import CiliumNode
 from reconciler.multipool.pools import CiliumNodeConfig, CiliumPodIPPool, PoolFamily, node_defaults
 from reconciler.multipool.selectors import LabelSelector, Requirement, SelectorError
 
@@ -289,3 +290,28 @@ def test_mp_sel_2_two_matches_block_the_pod_in_the_agent() -> None:
     agent = Agent("n1", pools=POOLS.values())
     out = agent.add_pod(pod(labels={"app": "web"}, ns_labels={"team": "a"}))
     assert out.status is PodStatus.BLOCKED and "MP-SEL-2" in out.reason
+
+
+def test_mp_sel_1_dual_stack_pod_gets_a_pool_per_family() -> None:
+    agent = Agent("n1", AgentConfig(enable_ipv6=True), pools=POOLS.values())
+    out = agent.add_pod(pod({V4KEY: "blue"}))
+    assert out.pools == {4: "blue", 6: "default"}
+
+
+def test_mp_node_1_node_config_sets_pre_allocation_too() -> None:
+    zone = "topology.kubernetes.io/zone"
+    cfg = CiliumNodeConfig.from_obj(
+        {
+            "metadata": {"name": "dc1", "namespace": "kube-system"},
+            "spec": {
+                "defaults": {
+                    "ipam-default-ip-pool": "dc1-pool",
+                    "ipam-multi-pool-pre-allocation": "dc1-pool=4",
+                },
+                "nodeSelector": {"matchLabels": {zone: "dc1"}},
+            },
+        }
+    )
+    agent = Agent("n1", node_labels={zone: "dc1"}, node_configs=[cfg])
+    assert agent.default_pool == "dc1-pool" and agent.pre_allocation == {"dc1-pool": 4}
+    assert [(r.pool, r.ipv4_addrs) for r in agent.sync(CiliumNode("n1")).requested] == [("dc1-pool", 4)]
