@@ -85,6 +85,7 @@ RUNTIME_FLAGS: tuple[Flag, ...] = (
     Flag("dry-run", "false", "plan and log every EC2 mutation with its reason, perform none", boolean=True),
     Flag("log-level", "info", "debug, info, warning or error"),
     Flag("ec2-simulated-world", "", "TEST ONLY: JSON world for an in-process SimulatedEc2", hidden=True),
+    Flag("resync-interval", "1m", "TEST ONLY: interval of the IPAM scan (Cilium: fixed 1m)", hidden=True),
 )
 
 ALL_FLAGS: tuple[Flag, ...] = RUNTIME_FLAGS + ENI_FLAGS + MULTI_POOL_FLAGS
@@ -109,6 +110,7 @@ class OperatorConfig:
     multi_pool_pre_allocation: Mapping[str, int] = field(default_factory=dict)
     auto_create_pools: str = ""
     simulated_world: str = ""
+    resync_interval: float = 60.0
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -266,4 +268,12 @@ def build_config(values: Mapping[str, Any]) -> OperatorConfig:
         multi_pool_pre_allocation=_pre_allocation(values["ipam-multi-pool-pre-allocation"]),
         auto_create_pools=auto_create,
         simulated_world=_as_text(values.get("ec2-simulated-world") or ""),
+        resync_interval=_positive_duration("resync-interval", values["resync-interval"]),
     )
+
+
+def _positive_duration(flag: str, raw: Any) -> float:
+    seconds = _duration(flag, raw)
+    if seconds <= 0:
+        raise ConfigError(f"--{flag} must be a positive duration such as 1m")
+    return seconds

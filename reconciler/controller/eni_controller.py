@@ -25,6 +25,7 @@ from reconciler.controller.metrics import IpamMetrics
 from reconciler.controller.pods import PendingPods
 from reconciler.controller.triggers import SCAN_INTERVAL, Every
 from reconciler.controller.writes import Mutation, compose, set_eni_status, set_operator_error
+from reconciler.eni.calc import node_demand
 from reconciler.model import CiliumNode
 
 log = logging.getLogger("cilium_ipam.controller.eni")
@@ -55,6 +56,7 @@ class EniController(ControllerBase):
         self._pending_dirty = True
         self._exported: dict[str, dict[str, int]] = {}
         self._at_capacity: set[str] = set()
+        self._demands: dict[str, Any] = {}
 
     def informers(self) -> list[Informer]:
         return [*super().informers(), self.pods]
@@ -83,6 +85,7 @@ class EniController(ControllerBase):
         self.scan.reset()
         self._pending_dirty = True
         self._exported = {}
+        self._demands = {}
         log_event(log, "work-started", action="leading", reason="acquired the lease")
         super().start_term()
 
@@ -102,6 +105,7 @@ class EniController(ControllerBase):
             engine.on_node_deleted(name)
             self.metrics.forget_node(name)
             self._at_capacity.discard(name)
+            self._demands.pop(name, None)
             self.triggers.forget(name)
         with self._lock:
             if self._pending_dirty:
@@ -110,8 +114,12 @@ class EniController(ControllerBase):
         for name in self.triggers.due():
             obj = self.cilium_nodes.get(name)
             if obj is not None:
-                engine.on_node_changed(CiliumNode.from_obj(obj))
+                node = CiliumNode.from_obj(obj)
+                engine.on_node_changed(node)
                 report.nodes_triggered += 1
+                if node.instance_id and engine.cache.manages_instance(node.instance_id):
+                    self._demands[name] = demand = node_demand(node)
+                    self.metrics.set_node(name, demand.available, demand.used, demand.needed)
         engine.refresh()
         results: dict[str, Any] = {}
         self._merge(results, engine.publish())
@@ -125,6 +133,11 @@ class EniController(ControllerBase):
         self._merge(results, engine.run_allocations())
         self._write_results(results, report)
         self._export_counters()
+        self.metrics.set_node_counts(
+            total=len(self._demands),
+            in_deficit=sum(1 for d in self._demands.values() if d.needed > 0),
+            at_capacity=len(self._at_capacity & set(self._demands)),
+        )
         return report
 
     def _pending_counts(self) -> dict[str, int]:
@@ -154,13 +167,9 @@ class EniController(ControllerBase):
 
     # -- metrics -------------------------------------------------------------------------------
     def _export_plan(self, plan: Any) -> None:
+        self._demands = dict(plan.demands)
         for name, demand in plan.demands.items():
             self.metrics.set_node(name, demand.available, demand.used, demand.needed)
-        self.metrics.set_node_counts(
-            total=len(plan.demands),
-            in_deficit=plan.nodes_in_deficit,
-            at_capacity=len(self._at_capacity & set(plan.demands)),
-        )
         self.metrics.resynced()
 
     def _export_counters(self) -> None:

@@ -78,7 +78,9 @@ def build_controller(
     def engine() -> EniOperator:
         return EniOperator(ec2, config.eni, clock, runner=runner)
 
-    return EniController(store, clock, elector.is_leader, engine, metrics=metrics)
+    return EniController(
+        store, clock, elector.is_leader, engine, metrics=metrics, scan_interval=config.resync_interval
+    )
 
 
 class OperatorProcess:

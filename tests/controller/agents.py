@@ -13,11 +13,16 @@ from typing import Any
 from reconciler.cluster.store import CILIUM_NODE, ClusterStore, Conflict
 
 
-def eni_agent_sync(store: ClusterStore, name: str, in_use: int = 0, pending: int = 0) -> dict[str, Any]:
-    """One agent pass: publish offered CIDRs as allocated and report demand; returns the written node."""
+def eni_agent_sync(
+    store: ClusterStore, name: str, in_use: int = 0, pending: int = 0, keep: int | None = None
+) -> dict[str, Any]:
+    """One agent pass: publish offered CIDRs as allocated and report demand; returns the written node.
+
+    `keep`: publish only the first `keep` offered CIDRs -- the agent released the others (ENI-REL-1).
+    """
     while True:
         obj = store.get(CILIUM_NODE, name)
-        allocated = offered_cidrs(obj)
+        allocated = offered_cidrs(obj)[:keep]
         ipam = obj.setdefault("spec", {}).setdefault("ipam", {})
         pre = int(ipam.get("pre-allocate", 8))
         pools = ipam.setdefault("pools", {})
