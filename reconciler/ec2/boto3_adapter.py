@@ -39,6 +39,7 @@ from botocore.exceptions import (
     NoCredentialsError,
     ReadTimeoutError,
 )
+from botocore.parsers import ResponseParserError
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from reconciler.clock import Clock, WallClock
@@ -147,9 +148,14 @@ class Boto3Ec2:
                 if isinstance(typed, api.Throttled):
                     self.limiter.on_throttled()
                 raise typed from None
-            except (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError) as err:
+            except (
+                EndpointConnectionError,
+                ConnectionClosedError,
+                ReadTimeoutError,
+                ResponseParserError,
+            ) as err:
                 raise api.ServerError(
-                    f"{action} could not reach EC2 ({type(err).__name__}); it is retried with backoff.",
+                    f"{action} got no usable answer from EC2 ({type(err).__name__}); retrying with backoff.",
                     code="ConnectionError",
                     action=action,
                 ) from None

@@ -19,6 +19,7 @@ class SimVpc:
     cidr: str
     ipv6_cidr: str | None
     tags: dict[str, str] = field(default_factory=dict)
+    default_security_group_id: str = ""
 
     def view(self) -> api.Vpc:
         return api.Vpc(

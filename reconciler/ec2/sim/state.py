@@ -86,6 +86,7 @@ class SimState:
             raise ValueError(f"EC2 gives VPCs an IPv6 /56; {ipv6_cidr} is not")
         vpc = SimVpc(self._new_id("vpc"), cidr, ipv6_cidr, dict(tags or {}))
         self.vpcs[vpc.id] = vpc
+        vpc.default_security_group_id = self.add_security_group(vpc.id, "default")
         return vpc.id
 
     def add_subnet(
@@ -308,6 +309,8 @@ class SimState:
     ) -> SimEni:
         """CreateNetworkInterface's checks and effect (EC2-SIM-1..3)."""
         subnet = self._subnet(subnet_id)
+        if not security_group_ids:  # EC2 uses the VPC's default group when none is given
+            security_group_ids = (self.vpcs[subnet.vpc_id].default_security_group_id,)
         for group_id in security_group_ids:
             if self._security_group(group_id).vpc_id != subnet.vpc_id:
                 raise _fail(
