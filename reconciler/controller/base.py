@@ -88,9 +88,9 @@ class ControllerBase:
         """Start or end a leadership term; returns whether we lead now."""
         leading = self.is_leader()
         if leading and not self.leading:
+            self.start_term()  # raises -> still not leading; the next step tries again
             self.leading = True
             report.term_started = True
-            self.start_term()
         elif not leading and self.leading:
             self.leading = False
             self.end_term()

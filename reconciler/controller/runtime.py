@@ -169,8 +169,9 @@ class OperatorProcess:
                 if self.controller.synced():
                     try:
                         self.controller.step()
-                    except StoreError as exc:
-                        log_event(log, "step-failed", logging.WARNING, reason=str(exc))
+                    except Exception as exc:  # noqa: BLE001 - one bad step must not end the process
+                        log_event(log, "step-failed", logging.ERROR, reason=f"{type(exc).__name__}: {exc}")
+                        self.stop.wait(1.0)
                 wait = self.controller.triggers.next_due_in()
                 self.controller.wake.wait(LOOP_MAX_WAIT if wait is None else min(wait, LOOP_MAX_WAIT))
                 self.controller.wake.clear()

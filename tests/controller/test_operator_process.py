@@ -20,7 +20,7 @@ import pytest
 
 from reconciler.clock import SimClock
 from reconciler.cluster.kubernetes import KubernetesStore
-from reconciler.cluster.store import CILIUM_NODE, LEASE, NODE, Conflict, NotFound
+from reconciler.cluster.store import CILIUM_NODE, CILIUM_POD_IP_POOL, LEASE, NODE, Conflict, NotFound
 from reconciler.ec2.sim import SimulatedEc2, World, build_world
 from tests.conftest import free_loopback_port
 from tests.controller.agents import eni_agent_sync, ipv4_addresses
@@ -72,12 +72,12 @@ class Harness:
         self.procs: list[OperatorProc] = []
         self.nodes: list[str] = []
 
-    def operator(self, identity: str, *extra: str) -> OperatorProc:
+    def operator(self, identity: str, *extra: str, ipam: str = "eni") -> OperatorProc:
         metrics, health = free_loopback_port(), free_loopback_port()
         proc = OperatorProc(
             identity,
             [
-                "--ipam=eni",
+                f"--ipam={ipam}",
                 f"--kubeconfig={self.kubeconfig}",
                 f"--leader-election-namespace={self.namespace}",
                 f"--leader-election-identity={identity}",
@@ -312,3 +312,30 @@ def moto_instance(ec2: Any, cidr: str) -> tuple[str, str, str]:
         ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="m5.large", SubnetId=subnet
     )["Instances"][0]["InstanceId"]
     return vpc, subnet, instance
+
+
+def test_multi_pool_operator_auto_creates_its_pool_and_serves_requests(harness: Harness) -> None:
+    """MP-CFG-1 + MP-CRD-1 in a real process: the pool appears, requested blocks are added."""
+    pool = f"e2e-{uuid.uuid4().hex[:6]}"
+    harness.operator(
+        "op-mp",
+        f"--auto-create-cilium-pod-ip-pools={pool}=ipv4-cidrs:10.213.0.0/16;ipv4-mask-size:26",
+        ipam="multi-pool",
+    )
+    name = f"mp-{uuid.uuid4().hex[:6]}"
+    harness.store.create(NODE, {"metadata": {"name": name}})
+    harness.store.create(
+        CILIUM_NODE,
+        {"metadata": {"name": name},
+         "spec": {"ipam": {"pools": {"requested": [{"pool": pool, "needed": {"ipv4-addrs": 100}}]}}}},
+    )
+    harness.nodes.append(name)
+
+    def allocated() -> list[str]:
+        spec = harness.store.get(CILIUM_NODE, name)["spec"]["ipam"]["pools"]
+        return [c for a in spec.get("allocated") or [] if a["pool"] == pool for c in a["cidrs"]]
+
+    got = harness.until(allocated, 60, "blocks of the auto-created pool in spec.ipam.pools.allocated")
+    assert len(got) == 2 and all(c.startswith("10.213.") and c.endswith("/26") for c in got)
+    assert harness.store.get(CILIUM_NODE, name)["spec"]["ipam"]["pools"]["requested"][0]["pool"] == pool
+    harness.store.delete(CILIUM_POD_IP_POOL, pool)
