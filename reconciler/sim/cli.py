@@ -25,6 +25,7 @@ from reconciler.sim.metrics import Metrics
 from reconciler.sim.report import report, scenario_lower_bound
 from reconciler.sim.runner import Policy, RunContext, new_context, run
 from reconciler.sim.scenario import DEFAULT_SCENARIO, SCENARIOS, Scenario, scenario_named
+from reconciler.sim.speedups import memoised_cidr_parsing
 from reconciler.sim.view import calls_table, live_panel, summary_table
 from reconciler.sim.workload import Workload, generate
 
@@ -84,6 +85,18 @@ def run_scenario(
     live: bool = False,
 ) -> dict[str, Any]:
     """Run every policy on the same workload; returns the report (see reconciler.sim.report)."""
+    with memoised_cidr_parsing():
+        return _run_scenario(scenario, seed, policies, console=console, live=live)
+
+
+def _run_scenario(
+    scenario: Scenario,
+    seed: int,
+    policies: Sequence[str],
+    *,
+    console: Console | None,
+    live: bool,
+) -> dict[str, Any]:
     workload: Workload = generate(scenario, seed)
     results: dict[str, Metrics] = {}
     cpu: dict[str, float] = {}

@@ -19,7 +19,7 @@ from reconciler.cluster.store import CILIUM_NODE, Conflict
 from reconciler.eni.config import EniOperatorConfig
 from reconciler.eni.operator import EniOperator
 from reconciler.eni.results import NodeResult
-from reconciler.model import CiliumNode
+from reconciler.model import CiliumNode, IpamSpec
 from reconciler.sim.agent_sim import SimAgent
 from reconciler.sim.ec2_tap import AddressTap
 from reconciler.sim.limiters import GlobalLimiter, LimitedEc2, Limiter, PerActionLimiter
@@ -226,39 +226,39 @@ class EnginePolicy:
 
     # --- workload --------------------------------------------------------------------------------
     def node_join(self, index: int) -> None:
+        """ENI-ARCH-2: the agent creates its CiliumNode from the instance's metadata."""
         world = self.ctx.world
         instance_id = world.launch(index)
         name = node_name(index)
-        agent = SimAgent(
-            name,
-            self.loop,
-            self.ctx.metrics,
-            self._write_agent_spec,
-            pre_allocate=self.scenario.pre_allocate,
-            release=self.scenario.release_excess,
-        )
-        self.agents[name] = agent
-        self.cluster.create(
-            {
-                "metadata": {"name": name},
-                "spec": {
-                    "instance-id": instance_id,
-                    "eni": {
-                        "instance-type": world.instance_type,
-                        "vpc-id": world.vpc_id,
-                        "availability-zone": world.az_for(index),
-                        "node-subnet-id": world.subnet_for(index),
-                        "first-interface-index": 0,
-                    },
-                    "ipam": agent.spec_ipam({}),
+        obj = {
+            "metadata": {"name": name},
+            "spec": {
+                "instance-id": instance_id,
+                "eni": {
+                    "instance-type": world.instance_type,
+                    "vpc-id": world.vpc_id,
+                    "availability-zone": world.az_for(index),
+                    "node-subnet-id": world.subnet_for(index),
+                    "first-interface-index": 0,
                 },
-            }
+                "ipam": {"pre-allocate": self.scenario.pre_allocate},
+            },
+        }
+        self.agents[name] = SimAgent(
+            name, self.loop, self.ctx.metrics, self._write_agent_spec, CiliumNode.from_obj(obj)
         )
+        self.cluster.create(obj)
+        self.agents[name].schedule_sync()
 
-    def _write_agent_spec(self, agent: SimAgent) -> None:
-        self.cluster.write_spec(agent.name, agent.spec_ipam)
+    def _write_agent_spec(self, agent: SimAgent, ipam: IpamSpec) -> None:
+        def spec_ipam(current: dict[str, Any]) -> dict[str, Any]:
+            return {**{k: v for k, v in current.items() if k != "pools"}, **ipam.to_obj()}
+
+        self.cluster.write_spec(agent.name, spec_ipam)
+        self._pending_changed(agent)
 
     def _pending_changed(self, agent: SimAgent) -> None:
+        """Pods bound to the node without an IP yet: the surge input of ENI-ALLOC-2."""
         if agent.pending:
             self.pending[agent.name] = len(agent.pending)
         else:
