@@ -26,6 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     from reconciler.controller.config import add_flags
 
     add_flags(operator)
+    pools = sub.add_parser("pools", help="CiliumPodIPPool procedures (multi-pool mode)")
+    pools_sub = pools.add_subparsers(dest="pools_command", required=True, parser_class=OneLineErrorParser)
+    migrate = pools_sub.add_parser(
+        "migrate", help="plan (and optionally start) the MP-MIG-1 procedure for changing a pool's CIDRs"
+    )
+    from reconciler.controller.migrate_cli import add_arguments
+
+    add_arguments(migrate)
     simulate = sub.add_parser("simulate", help="run the reconciler on a simulated cluster and simulated EC2")
     from reconciler.sim.cli import add_simulate_arguments
 
@@ -37,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "operator":
         return run_operator_command(args)
+    if args.command == "pools":
+        from reconciler.controller.migrate_cli import run_migrate
+
+        return run_migrate(args)
     if args.command == "simulate":
         from reconciler.sim.cli import run_simulate
 

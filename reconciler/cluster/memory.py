@@ -79,7 +79,7 @@ def _body(obj: JsonObj) -> JsonObj:
 class MemoryStore:
     """A ClusterStore held in memory; thread-safe; watches wake on writes."""
 
-    def __init__(self, history_limit: int = 4096) -> None:
+    def __init__(self, history_limit: int = 16384) -> None:
         if history_limit < 1:
             raise ValueError("history_limit must be at least 1")
         self._history_limit = history_limit

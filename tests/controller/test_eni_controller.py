@@ -199,3 +199,20 @@ def _lease() -> tuple[Any, str, str]:
     from reconciler.cluster.store import LEASE
 
     return LEASE, "cilium-operator", "kube-system"
+
+
+def test_dry_run_plans_and_logs_every_mutation_but_performs_none(caplog: Any) -> None:
+    """--dry-run: EC2 is only described; each planned mutation is logged with its reason."""
+    c = cluster()
+    op = c.operator("op-1", EniOperatorConfig(dry_run=True))
+    c.add_node("node-1", c.world.instance_ids[0])
+    with caplog.at_level("INFO"):
+        for _ in range(6):
+            op.step()
+            eni_agent_sync(c.store, "node-1")
+            c.clock.advance(1.0)
+    actions = {call.action for call in c.ec2.calls}
+    assert actions and all(a.startswith("Describe") for a in actions), actions
+    assert addresses(c, "node-1") == set()
+    planned = [r.getMessage() for r in caplog.records if "dry_run" in r.getMessage()]
+    assert planned and all("reason=" in line and "node=node-1" in line for line in planned)
