@@ -210,6 +210,24 @@ def install_text(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+def bundle_pulumi() -> None:
+    """Hard-link the cached pulumi beside our language host, so the engine treats the host and the
+    dynamic-provider shim as its bundled plugins instead of warning about plugins found on $PATH."""
+    pulumi = locate.PULUMI.cached("pulumi")
+    host_dir = locate.PULUMI_LANGUAGE_PYTHON.bin_dir
+    target = host_dir / "pulumi"
+    if pulumi is None or not locate.PULUMI_LANGUAGE_PYTHON.complete() or target.exists():
+        return
+    partial = target.with_name("pulumi.partial")
+    partial.unlink(missing_ok=True)
+    try:
+        os.link(pulumi, partial)
+    except OSError:
+        shutil.copy2(pulumi, partial)
+    partial.replace(target)
+    log(f"pulumi: bundled with the language host in {host_dir}")
+
+
 BUILDERS: dict[str, tuple[locate.Tool, Builder]] = {
     "etcd": (locate.ETCD, build_etcd),
     "kube-apiserver": (locate.KUBE_APISERVER, build_kube_apiserver),
@@ -258,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with cache_lock():
         for name in args.only or list(BUILDERS):
             ensure(name, args.force)
+        bundle_pulumi()
     return 0
 
 

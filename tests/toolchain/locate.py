@@ -130,6 +130,15 @@ def require(tool: Tool) -> Path:
     return path
 
 
+def pulumi_cli() -> Path:
+    """The pulumi to run: the copy bundled beside our language host when there is one (see
+    build.py's bundle_pulumi), else the provided or cached CLI."""
+    host = find(PULUMI_LANGUAGE_PYTHON)
+    if host is not None and _executable(host.parent / "pulumi"):
+        return host.parent / "pulumi"
+    return require(PULUMI)
+
+
 def project_python() -> Path:
     """The interpreter Pulumi programs and dynamic providers run with: the project venv."""
     configured = os.environ.get("CILIUM_IPAM_PYTHON")

@@ -32,7 +32,7 @@ class PulumiCommandFailed(RuntimeError):
 
 def engine_env(workdir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for running the CLI offline on a `file://` backend under `workdir`."""
-    pulumi = locate.require(locate.PULUMI)
+    pulumi = locate.pulumi_cli()
     language_host = locate.require(locate.PULUMI_LANGUAGE_PYTHON)
     python = locate.project_python()
     env = dict(os.environ if base is None else base)
@@ -93,4 +93,4 @@ class PulumiEngine:
 
 
 def make_engine(workdir: Path) -> PulumiEngine:
-    return PulumiEngine(pulumi=locate.require(locate.PULUMI), env=engine_env(workdir), workdir=workdir)
+    return PulumiEngine(pulumi=locate.pulumi_cli(), env=engine_env(workdir), workdir=workdir)
