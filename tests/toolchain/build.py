@@ -22,10 +22,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import locate  # noqa: E402
-import versions  # noqa: E402
+if __package__:
+    from . import locate, versions
+else:  # run as a script: `python tests/toolchain/build.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import locate  # type: ignore[no-redef]
+    import versions  # type: ignore[no-redef]
 
 Builder = Callable[[locate.Tool, Path, Path], None]
 
