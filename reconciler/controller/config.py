@@ -60,7 +60,7 @@ ENI_FLAGS: tuple[Flag, ...] = (
     Flag("update-ec2-adapter-limit-via-api", "true", "read instance limits with DescribeInstanceTypes",
          boolean=True),
     Flag("aws-instance-limit-mapping", "", "override limits: <type>=<adapters>,<ipv4>,<ipv6>,..."),
-    Flag("enable-metrics", "false", "export ENI-MET-1 metrics on --operator-prometheus-serve-addr",
+    Flag("enable-metrics", "false", "serve ENI-MET-1 metrics on --operator-prometheus-serve-addr",
          boolean=True),
 )
 

@@ -132,10 +132,11 @@ class OperatorProcess:
             "/healthz": self._healthz,
             "/readyz": self._readyz,
         }
-        if self.config.metrics_addr and self.config.metrics_addr == self.config.health_addr:
+        metrics_addr = self.config.metrics_addr if self.config.eni.enable_metrics else None
+        if metrics_addr and metrics_addr == self.config.health_addr:
             health["/metrics"] = self._metrics
-        elif self.config.metrics_addr:
-            host, port = self.config.metrics_addr
+        elif metrics_addr:
+            host, port = metrics_addr
             self._servers.append(Endpoints(host, port, {"/metrics": self._metrics}).start())
         if self.config.health_addr:
             host, port = self.config.health_addr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from reconciler.cluster.memory import MemoryStore
 from reconciler.cluster.store import CILIUM_NODE, POD
 from reconciler.controller.informer import Informer
@@ -81,3 +83,21 @@ def test_pending_pods_are_bound_pods_without_an_ip_ENI_ALLOC_2() -> None:
     informer.poll(0)
     assert (pending.count("node-a"), pending.count("node-b"), pending.count("x")) == (1, 0, 0)
     assert changed == ["node-a", "node-a", "node-b", "node-a", "node-b"]
+
+
+def test_node_triggers_coalesce_bursts_within_the_minimum_interval() -> None:
+    from reconciler.clock import SimClock
+    from reconciler.controller.triggers import NodeTriggers
+
+    clock = SimClock()
+    triggers = NodeTriggers(clock, 0.010)
+    triggers.fire("a")
+    triggers.fire("a")
+    triggers.fire("b")
+    assert triggers.due() == ["a", "b"]
+    triggers.fire("a")
+    clock.advance(0.004)
+    triggers.fire("a")
+    assert triggers.due() == [] and triggers.next_due_in() == pytest.approx(0.006)
+    clock.advance(0.006)
+    assert triggers.due() == ["a"] and triggers.next_due_in() is None

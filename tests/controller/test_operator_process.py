@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -84,6 +85,7 @@ class Harness:
                 f"--operator-prometheus-serve-addr=127.0.0.1:{metrics}",
                 f"--health-addr=127.0.0.1:{health}",
                 "--log-level=info",
+                "--enable-metrics",
                 *extra,
             ],
             self.workdir,
@@ -283,7 +285,12 @@ def test_two_operators_one_leads_and_the_standby_finishes_after_a_kill(
     assert harness.until(lambda: standby.get(standby.health_port, "/readyz")[0] == 200, 30, "standby ready")
     assert "event=ec2-action" not in standby.logs()  # the standby never mutated EC2
 
+    killed_at = time.monotonic()
     leader.stop()  # SIGKILL: no release, the standby must wait out the lease
+    harness.until(lambda: harness.holder() == standby.name, 30, "the standby holding the lease")
+    takeover = time.monotonic() - killed_at
+    # lease 4 s + one retry period 1 s, plus slack for a loaded 2-core machine
+    assert takeover <= 4 + 1 + 5, f"takeover took {takeover:.1f}s"
     node2 = harness.node("ha", second, vpc, subnet)
 
     def node2_served() -> bool:
