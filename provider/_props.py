@@ -12,7 +12,7 @@ from typing import Any
 
 from pulumi.runtime.rpc import UNKNOWN
 
-__all__ = ["UNKNOWN", "is_unknown", "user_props", "changed_keys", "string_map_errors"]
+__all__ = ["UNKNOWN", "is_unknown", "user_props", "changed_keys", "string_map_errors", "whole_numbers"]
 
 
 def is_unknown(value: Any) -> bool:
@@ -27,8 +27,23 @@ def is_unknown(value: Any) -> bool:
 
 
 def user_props(props: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The user's properties: engine-reserved keys (`__provider`, ...) removed."""
-    return {k: v for k, v in (props or {}).items() if not k.startswith("__")}
+    """The user's properties: engine-reserved keys (`__provider`, ...) removed, 24.0 read as 24."""
+    return {k: whole_numbers(v) for k, v in (props or {}).items() if not k.startswith("__")}
+
+
+def whole_numbers(value: Any) -> Any:
+    """`value` with every integral float turned into an int, recursively.
+
+    Why: the engine carries numbers as protobuf doubles, so a `maskSize` of 24 arrives as 24.0; every
+    number these providers take is a whole number, and a non-integral one stays a float to be refused.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [whole_numbers(v) for v in value]
+    return value
 
 
 def changed_keys(olds: Mapping[str, Any], news: Mapping[str, Any], keys: Iterable[str]) -> list[str]:

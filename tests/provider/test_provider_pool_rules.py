@@ -128,3 +128,18 @@ def test_unknown_immutable_values_are_not_refused_in_preview() -> None:
     new = {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": UNKNOWN}, "allowFirstIP": UNKNOWN}
     assert immutable_changes(old, new) == []
     assert check(new, olds={"name": "blue", "spec": old}) == []
+
+
+def test_engine_doubles_are_read_as_whole_numbers() -> None:
+    """The engine sends numbers as doubles (24.0); found by the real-engine test."""
+    assert check({"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": 24.0}}) == []
+    assert any(
+        "must be an integer" in r for r in check({"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": 24.5}})
+    )
+    result = CiliumPodIPPoolProvider().check(
+        {}, {"name": "b", "spec": {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": 24.0}}}
+    )
+    assert (
+        result.inputs["spec"]["ipv4"]["maskSize"] == 24
+        and type(result.inputs["spec"]["ipv4"]["maskSize"]) is int
+    )
