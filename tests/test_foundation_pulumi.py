@@ -7,7 +7,6 @@ language host, the dynamic-provider shim and the project venv work together on a
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -84,38 +83,25 @@ PolicyPack(
 '''
 
 
-def write_project(directory: Path, name: str) -> Path:
+def runtime_block(with_virtualenv: bool) -> str:
+    """A `runtime:` block; without the virtualenv option the host falls back to CILIUM_IPAM_PYTHON."""
+    if not with_virtualenv:
+        return "runtime: python\n"
     venv = locate.project_python().parent.parent
+    return f"runtime:\n  name: python\n  options:\n    toolchain: pip\n    virtualenv: {venv}\n"
+
+
+def write_project(directory: Path, name: str, with_virtualenv: bool = True) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "Pulumi.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            name: {name}
-            runtime:
-              name: python
-              options:
-                toolchain: pip
-                virtualenv: {venv}
-            """
-        )
-    )
+    (directory / "Pulumi.yaml").write_text(f"name: {name}\n" + runtime_block(with_virtualenv))
     (directory / "__main__.py").write_text(DYNAMIC_PROGRAM)
     return directory
 
 
-def write_policy_pack(directory: Path) -> Path:
-    venv = locate.project_python().parent.parent
+def write_policy_pack(directory: Path, with_virtualenv: bool = True) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "PulumiPolicy.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            description: Foundation test pack
-            runtime:
-              name: python
-              options:
-                virtualenv: {venv}
-            """
-        )
+        "description: Foundation test pack\n" + runtime_block(with_virtualenv)
     )
     (directory / "__main__.py").write_text(POLICY_PACK)
     return directory
@@ -169,9 +155,10 @@ def test_policy_pack_mandatory_violation_fails_preview(
     pulumi_engine: pulumienv.PulumiEngine, tmp_path: Path
 ) -> None:
     """A Python policy pack runs under `pulumi preview --policy-pack`; its mandatory violation fails
-    the preview and names the policy, while a compliant program previews cleanly with the same pack."""
-    pack = write_policy_pack(tmp_path / "policies")
-    project = write_project(tmp_path / "program", "foundation-policy")
+    the preview and names the policy, while a compliant program previews cleanly with the same pack.
+    Neither names a virtualenv, so this also covers the host's interpreter fallback (CILIUM_IPAM_PYTHON)."""
+    pack = write_policy_pack(tmp_path / "policies", with_virtualenv=False)
+    project = write_project(tmp_path / "program", "foundation-policy", with_virtualenv=False)
     init_stack(pulumi_engine, project, "hello", tmp_path / "unused-marker.json")
 
     compliant = pulumi_engine.run(["preview", "--non-interactive", "--policy-pack", str(pack)], cwd=project)

@@ -178,17 +178,6 @@ def build_pulumi(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
     go_build(src, bin_dir / "pulumi", "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", ldflags)
 
 
-DYNAMIC_PROVIDER_SHIM = """#!/bin/sh
-# Runs Pulumi Python dynamic providers with the project's interpreter (CILIUM_IPAM_PYTHON), else the
-# virtualenv the language host was told about, else python3 on PATH.
-if [ -n "${CILIUM_IPAM_PYTHON:-}" ]; then
-    exec "$CILIUM_IPAM_PYTHON" -u -m pulumi.dynamic "$@"
-fi
-if [ -n "${PULUMI_RUNTIME_VIRTUALENV:-}" ] && [ -x "$PULUMI_RUNTIME_VIRTUALENV/bin/python" ]; then
-    exec "$PULUMI_RUNTIME_VIRTUALENV/bin/python" -u -m pulumi.dynamic "$@"
-fi
-exec python3 -u -m pulumi.dynamic "$@"
-"""
 
 
 def build_language_host(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
@@ -202,7 +191,8 @@ def build_language_host(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
     sdk_dir = module_dir("github.com/pulumi/pulumi/sdk/v3", src)
     exec_script = sdk_dir / "python" / "cmd" / "pulumi-language-python-exec"
     install_text(bin_dir / "pulumi-language-python-exec", exec_script.read_text())
-    install_text(bin_dir / "pulumi-resource-pulumi-python", DYNAMIC_PROVIDER_SHIM)
+    shim = locate.LANGUAGE_HOST_SRC / "pulumi-resource-pulumi-python"
+    install_text(bin_dir / "pulumi-resource-pulumi-python", shim.read_text())
 
 
 def install_text(path: Path, text: str) -> None:
