@@ -23,7 +23,7 @@ from reconciler.model import CiliumNode, IpamSpec
 from reconciler.sim.agent_sim import SimAgent
 from reconciler.sim.ec2_tap import AddressTap
 from reconciler.sim.limiters import GlobalLimiter, LimitedEc2, Limiter, PerActionLimiter
-from reconciler.sim.parallel import VirtualWorkers
+from reconciler.sim.parallel import OperatorKilled, VirtualWorkers
 from reconciler.sim.runner import RunContext
 from reconciler.sim.scenario import Scenario
 from reconciler.sim.workload import node_name
@@ -139,23 +139,38 @@ class SimCluster:
 class EnginePolicy:
     """The engine + simulated agents + simulated EC2, for one named configuration."""
 
-    def __init__(self, ctx: RunContext, config: EniOperatorConfig, *, name: str = "ours") -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        config: EniOperatorConfig,
+        *,
+        name: str = "ours",
+        informer_lag: Callable[[], float] | None = None,
+        wrap_ec2: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """`informer_lag`: seconds before a write reaches the other side (0: at once); with a lag the
+        operator writes from a stale view and meets real conflicts. `wrap_ec2`: wraps the raw
+        simulated EC2 (fault injection) under the limiter."""
         self.name = name
         self.ctx = ctx
         self.config = config
         self.scenario = ctx.scenario
         self.loop = ctx.loop
-        self.cluster = SimCluster(ctx, informer_lag=lambda: 0.0)
+        self.after_tick: list[Callable[[], None]] = []
+        self.restarts = 0
+        self.cluster = SimCluster(ctx, informer_lag=informer_lag or (lambda: 0.0))
         self.cluster.on_operator_event = self._operator_event
         self.cluster.on_agent_event = self._agent_event
         limiter = limiter_for(name, config, ctx)
-        self.ec2 = AddressTap(LimitedEc2(ctx.ec2, limiter), ctx.metrics, ctx.clock)
+        raw = wrap_ec2(ctx.ec2) if wrap_ec2 is not None else ctx.ec2
+        self.ec2 = AddressTap(LimitedEc2(raw, limiter), ctx.metrics, ctx.clock)
         self.agents: dict[str, SimAgent] = {}
         self.pending: dict[str, int] = {}
         self.workers = VirtualWorkers(ctx.clock, config.parallel_alloc_workers)
-        self.op = self._new_operator()
         self._busy_until = 0.0
         self._next_scan = 0.0
+        self._kills: list[float] = []
+        self.op = self._new_operator()
         self._done_at: dict[str, float] = {}
         self.workers.on_item_done = self._item_done
         self.loop.every(TICK_S, self._tick, first=0.0)
@@ -172,11 +187,16 @@ class EnginePolicy:
 
     def restart_operator(self) -> None:
         """Kill and restart: the new engine knows only what CiliumNodes and EC2 say."""
+        self.restarts += 1
         self.op = self._new_operator()
         for obj in self.cluster.latest.values():
             self.op.on_node_changed(CiliumNode.from_obj(obj))
         self.cluster.operator_seen = dict(self.cluster.latest)
         self._next_scan = self.loop.now()
+
+    def _write_if_alive(self, epoch: int, result: NodeResult) -> None:
+        if epoch == self.restarts:
+            self.cluster.write_status(result)
 
     def _operator_event(self, node: CiliumNode) -> None:
         """Informer event. A node whose instance the EC2 cache does not know yet (it just booted)
@@ -194,14 +214,26 @@ class EnginePolicy:
     def _item_done(self, item: object, done: float) -> None:
         self._done_at[str(item)] = done
 
+    def kill_at(self, when: float) -> None:
+        """Chaos: the operator process dies at `when` (mid-pass if one is running) and restarts."""
+        self._kills.append(when)
+        self._kills.sort()
+        self.loop.at(when, self._killed, when)
+
+    def _killed(self, when: float) -> None:
+        self._kills.remove(when)
+        self.restart_operator()
+
     def _tick(self) -> None:
         now = self.loop.now()
         if now < self._busy_until:
             return
         clock = self.ctx.clock
         self._done_at = {}
+        clock.deadline = self._kills[0] if self._kills else None
         clock.enter(now)
         results: dict[str, NodeResult] = {}
+        epoch = self.restarts
         try:
             refreshed = self.op.refresh()
             self.op.set_pending_pods(self.pending)
@@ -218,11 +250,16 @@ class EnginePolicy:
                 for name, res in self.op.publish().items():
                     if name not in results or results[name].enis is None:
                         results[name] = results[name].merge(res) if name in results else res
+        except OperatorKilled:
+            results = {}  # the process died: its unsent writes are gone; EC2 effects before stay
         finally:
             end = clock.leave()
+            clock.deadline = None
         self._busy_until = end
         for name, res in results.items():
-            self.loop.at(self._done_at.get(name, end), self.cluster.write_status, res)
+            self.loop.at(self._done_at.get(name, end), self._write_if_alive, epoch, res)
+        for hook in self.after_tick:
+            hook()
 
     # --- workload --------------------------------------------------------------------------------
     def node_join(self, index: int) -> None:

@@ -27,13 +27,25 @@ R = TypeVar("R")
 DEADLOCK_S = 60.0  # wall seconds without a yield: a worker blocked on a real lock
 
 
+class OperatorKilled(BaseException):
+    """The simulated operator process died (chaos): raised from inside whatever it was doing.
+
+    A BaseException so the engine's own error handling cannot swallow it, just as code cannot
+    catch SIGKILL; effects applied before the kill time stay, nothing after it happens.
+    """
+
+
 class WorkerClock:
-    """`now()` = the base clock, or the running worker's own time while a worker runs."""
+    """`now()` = the base clock, or the running worker's own time while a worker runs.
+
+    `deadline`: when set, any sleep that would pass it raises `OperatorKilled` (chaos restarts).
+    """
 
     def __init__(self, base: SimClock) -> None:
         self.base = base
         self._worker_time: float | None = None
         self._local = threading.local()
+        self.deadline: float | None = None
 
     def now(self) -> float:
         return self.base.now() if self._worker_time is None else self._worker_time
@@ -46,6 +58,8 @@ class WorkerClock:
         """Live through `seconds`: only the running worker's timeline moves (outside: the base)."""
         if seconds <= 0:
             return
+        if self.deadline is not None and self.now() + seconds > self.deadline:
+            raise OperatorKilled(f"operator killed at t={self.deadline:.1f}s")
         switch: Callable[[float], None] | None = getattr(self._local, "switch", None)
         if switch is not None:
             switch(seconds)
@@ -148,8 +162,11 @@ class VirtualWorkers:
             clock.leave()
             for th in threads:
                 th.join(timeout=1.0)
-        if errors:
-            raise errors[0]
+        killed = [e for e in errors if isinstance(e, OperatorKilled)]
+        if killed or errors:
+            if outer is not None:
+                clock.enter(max(self.finished_at))
+            raise (killed or errors)[0]
         end = max(self.finished_at)
         self.last_end = end
         if outer is not None:

@@ -96,6 +96,7 @@ def run(
     *,
     on_sample: SampleHook | None = None,
     sample_every: float = SAMPLE_S,
+    min_time: float = 0.0,
 ) -> Metrics:
     """Replay `workload` into `policy` until done (see module docstring); returns the metrics."""
     loop, metrics = ctx.loop, ctx.metrics
@@ -123,7 +124,8 @@ def run(
 
     def finished() -> bool:
         return (
-            state["next"] >= len(facts)
+            loop.now() >= min_time
+            and state["next"] >= len(facts)
             and metrics.pods_waiting == 0
             and loop.now() - state["quiet_since"] >= QUIET_S
         )
