@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.pulumi, pytest.mark.kube, pytest.mark.moto]
 
 PROGRAM = """
 import pulumi
-from provider import CiliumNodeConfig, CiliumPodIPPool, Ec2Tags, IpamIamPolicy
+from provider import (CiliumNodeConfig, CiliumPodIPPool, CniConfiguration, DualStackSubnet, Ec2Tags,
+                      EniOptions, IpamIamPolicy, IpamOptions)
 
 config = pulumi.Config()
 kubeconfig = config.require("kubeconfig")
@@ -36,7 +37,15 @@ tags = Ec2Tags("tags", resource_id=config.require("subnet"), tags={"cilium-ipam/
                endpoint_url=endpoint, region="us-east-1")
 policy = IpamIamPolicy("policy", role_name=config.require("role"), ipv6=True, endpoint_url=endpoint,
                        region="us-east-1")
+subnet = DualStackSubnet("pods", vpc_id=config.require("dualVpc"), cidr_block="10.78.1.0/24",
+                         tags={"cilium-ipam/pods": "true"}, endpoint_url=endpoint, region="us-east-1")
+cni = CniConfiguration("cni", namespace=config.require("namespace"), kubeconfig=kubeconfig,
+                       eni=EniOptions(subnet_ids=[subnet.subnet_id], first_interface_index=1),
+                       ipam=IpamOptions(pre_allocate=config.require_int("preAllocate")))
 pulumi.export("pool_uid", pool.uid)
+pulumi.export("subnet_id", subnet.subnet_id)
+pulumi.export("ipv6", subnet.ipv6_cidr_block_assigned)
+pulumi.export("cni_config", cni.cni_config)
 pulumi.export("warnings", node_config.warnings)
 pulumi.export("actions", policy.actions)
 """
@@ -81,6 +90,7 @@ def test_providers_in_the_real_engine(
     cidr = f"100.{64 + int(unique, 16) % 64}.0.0/20"
     vpc = moto_ec2.create_vpc(CidrBlock="10.77.0.0/16")["Vpc"]["VpcId"]
     subnet = moto_ec2.create_subnet(VpcId=vpc, CidrBlock="10.77.1.0/24")["Subnet"]["SubnetId"]
+    dual_vpc = moto_ec2.create_vpc(CidrBlock="10.78.0.0/16", AmazonProvidedIpv6CidrBlock=True)["Vpc"]["VpcId"]
     role = f"engine-{unique}"
     moto_iam.create_role(
         RoleName=role, AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []})
@@ -102,6 +112,8 @@ def test_providers_in_the_real_engine(
         "defaultPool": f"missing-{unique}",
         "subnet": subnet,
         "role": role,
+        "dualVpc": dual_vpc,
+        "preAllocate": "8",
     }
     for key, value in settings.items():
         pulumi("config", "set", key, value)
@@ -115,6 +127,16 @@ def test_providers_in_the_real_engine(
     assert live["spec"] == {"ipv4": {"cidrs": [cidr], "maskSize": 24}}
     tags = moto_ec2.describe_tags(Filters=[{"Name": "resource-id", "Values": [subnet]}])["Tags"]
     assert [(t["Key"], t["Value"]) for t in tags] == [("cilium-ipam/pods", "true")]
+    assert outputs["subnet_id"].startswith("subnet-") and outputs["ipv6"].endswith("/64")
+    plugin = json.loads(outputs["cni_config"])["plugins"][0]
+    assert plugin["eni"] == {"subnet-ids": [outputs["subnet_id"]], "first-interface-index": 1}
+    assert plugin["ipam"] == {"pre-allocate": 8}  # whole numbers, not 8.0
+
+    pulumi("preview", "--expect-no-changes")  # diff of outputs vs inputs is stable (no phantom updates)
+    pulumi("config", "set", "preAllocate", "16")
+    pulumi("up", "--yes", "--skip-preview")
+    live_cni = client.CoreV1Api(kube).read_namespaced_config_map("cni-configuration", kube_namespace)
+    assert json.loads(live_cni.data["cni-config"])["plugins"][0]["ipam"] == {"pre-allocate": 16}
 
     pulumi("config", "set", "mask", "26")
     preview = pulumi("preview", check=False)
@@ -150,3 +172,4 @@ def test_providers_in_the_real_engine(
     assert pool not in [p["metadata"]["name"] for p in pools]
     assert moto_ec2.describe_tags(Filters=[{"Name": "resource-id", "Values": [subnet]}])["Tags"] == []
     assert moto_iam.list_attached_role_policies(RoleName=role)["AttachedPolicies"] == []
+    assert moto_ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [dual_vpc]}])["Subnets"] == []
