@@ -104,7 +104,8 @@ def kube(kube_control_plane: kubeenv.KubeControlPlane, kubeconfig: str) -> Itera
 
 @pytest.fixture
 def kube_namespace(kube: Any) -> Iterator[str]:
-    """A fresh namespace for one test, deleted afterwards (cluster-scoped objects need unique names)."""
+    """A fresh namespace for one test, deleted afterwards. There is no controller-manager, so a deleted
+    namespace stays Terminating with its objects: isolate by unique names, never rely on GC."""
     from kubernetes import client
 
     core = client.CoreV1Api(kube)
