@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
@@ -224,7 +225,8 @@ class KubernetesWatch:
                     yield WatchEvent(kind, obj)
         except ApiException as exc:
             raise error_from(exc, f"watch {self._kind.plural} from {self._rv or 'now'}") from exc
-        except (OSError, ValueError) as exc:  # socket shut down by close(), or a truncated stream
+        except (OSError, ValueError, urllib3.exceptions.HTTPError) as exc:
+            # close() shuts the socket down under the reader; anything else is a broken stream
             if not self._watch._stop:
                 raise StoreError(f"watch {self._kind.plural} broke: {exc}") from exc
 

@@ -154,8 +154,11 @@ class OperatorProcess:
         while not self.stop.is_set():
             try:
                 informer.poll(WATCH_ROUND_SECONDS)
-            except StoreError as exc:
-                log_event(log, "watch-failed", logging.WARNING, kind=informer.kind.plural, reason=str(exc))
+            except Exception as exc:  # noqa: BLE001 - a watch thread must outlive any one failure
+                if self.stop.is_set():
+                    return
+                reason = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+                log_event(log, "watch-failed", logging.WARNING, kind=informer.kind.plural, reason=reason)
                 self.stop.wait(1.0)
 
     def _elector_loop(self) -> None:

@@ -193,6 +193,7 @@ def test_simulated_ec2_node_gets_enis_a_second_eni_metrics_and_a_clean_shutdown(
     assert op.wait(timeout=30) == 0
     assert harness.holder() == ""  # released on the way out
     assert "event=lease-released" in op.logs()
+    assert "Traceback" not in op.logs()
 
 
 def test_simulated_ec2_prefix_delegation_and_release_after_the_delay(harness: Harness) -> None:
