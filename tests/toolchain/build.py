@@ -113,7 +113,7 @@ def non_local_replaces(gomod: str) -> list[str]:
     return lines
 
 
-def prepare_module(tool: locate.Tool, wrapper: str, work: Path) -> Path:
+def prepare_module(wrapper: str, work: Path) -> Path:
     """A fresh copy of the wrapper module in the cache (the repo copy is never modified)."""
     src = work / "src"
     shutil.rmtree(src, ignore_errors=True)
@@ -150,7 +150,7 @@ def version_ldflags(package: str, version: str) -> list[str]:
 
 
 def build_kube_apiserver(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
-    src = prepare_module(tool, "kube-apiserver", work)
+    src = prepare_module("kube-apiserver", work)
     staging = versions.kubernetes_staging_version(tool.version)
     replaces = staging_replaces(module_gomod(f"k8s.io/kubernetes@{tool.version}", src), staging)
     append_gomod(src, [f"k8s.io/kubernetes {tool.version}"], replaces)
@@ -162,14 +162,14 @@ def build_kube_apiserver(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
 
 
 def build_etcd(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
-    src = prepare_module(tool, "etcd", work)
+    src = prepare_module("etcd", work)
     append_gomod(src, [f"go.etcd.io/etcd/server/v3 {tool.version}"], [])
     go(["mod", "tidy"], src)
     go_build(src, bin_dir / "etcd", ".", [])
 
 
 def build_pulumi(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
-    src = prepare_module(tool, "pulumi", work)
+    src = prepare_module("pulumi", work)
     replaces = non_local_replaces(module_gomod(f"github.com/pulumi/pulumi/pkg/v3@{tool.version}", src))
     requires = [f"github.com/pulumi/pulumi/{part}/v3 {tool.version}" for part in ("pkg", "sdk")]
     append_gomod(src, requires, replaces)
@@ -181,7 +181,7 @@ def build_pulumi(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
 
 
 def build_language_host(tool: locate.Tool, work: Path, bin_dir: Path) -> None:
-    src = prepare_module(tool, "language-host", work)
+    src = prepare_module("language-host", work)
     sdk = f"github.com/pulumi/pulumi/sdk/v3@{versions.PULUMI}"
     replaces = non_local_replaces(module_gomod(sdk, src))
     append_gomod(src, [f"github.com/pulumi/pulumi/sdk/v3 {versions.PULUMI}"], replaces)
