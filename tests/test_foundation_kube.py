@@ -244,3 +244,22 @@ def test_ciliumnodeconfig_is_namespaced_and_requires_defaults(
         custom.create_namespaced_custom_object(*configs, missing_defaults)
     assert rejected.value.status == 422
     assert "defaults" in rejected.value.body
+
+
+@pytest.mark.parametrize(
+    ("allocated", "complaint"),
+    [
+        ([{"cidrs": ["10.20.0.0/24"]}], "pool"),
+        ([{"pool": "default", "cidrs": ["10.20.0.300/24"]}], "cidrs"),
+    ],
+)
+def test_apiserver_rejects_allocated_pool_without_name_or_with_bad_cidr(
+    custom: client.CustomObjectsApi, node_name: str, allocated: list[dict[str, Any]], complaint: str
+) -> None:
+    """spec.ipam.pools.allocated entries name their pool and hold real CIDRs (MP-CRD-1)."""
+    node = ciliumnode(node_name)
+    node["spec"]["ipam"]["pools"]["allocated"] = allocated
+    with pytest.raises(ApiException) as rejected:
+        custom.create_cluster_custom_object(GROUP, "v2", "ciliumnodes", node)
+    assert rejected.value.status == 422
+    assert complaint in rejected.value.body
