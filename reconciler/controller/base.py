@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from reconciler.clock import Clock
 from reconciler.cluster.store import CILIUM_NODE, NODE, ClusterStore, JsonObj, NotFound, StoreError, name_of
+from reconciler.controller.events import EventRecorder
 from reconciler.controller.informer import Informer
 from reconciler.controller.logs import log_event
 from reconciler.controller.triggers import NodeTriggers
@@ -56,6 +57,7 @@ class ControllerBase:
         self.cilium_nodes.add_handler(self._on_cilium_node)
         self.k8s_nodes.add_handler(self._on_k8s_node)
         self.leading = False
+        self.events = EventRecorder(store)
 
     # -- informers -----------------------------------------------------------------------------
     def informers(self) -> list[Informer]:

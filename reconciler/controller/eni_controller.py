@@ -162,6 +162,8 @@ class EniController(ControllerBase):
                 mutations.append(set_eni_status(result.enis))
             if result.operator_error is not None:
                 mutations.append(set_operator_error(result.operator_error))
+                if self.is_leader():
+                    self.events.node_error(self.cilium_nodes.get(name), name, result.operator_error)
             if mutations:
                 self.write(name, compose(*mutations), status=True, report=report)
 

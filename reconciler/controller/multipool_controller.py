@@ -140,6 +140,7 @@ class MultiPoolController(ControllerBase):
                 self.write(name, compose(*additions), status=False, report=report)
             if (result.error or "") != node.operator_error:
                 self.write(name, set_operator_error(result.error), status=True, report=report)
+                self.events.node_error(obj, name, result.error)
         self.metrics.set_node_counts(total=len(self.cilium_nodes.cache), in_deficit=0, at_capacity=0)
         return report
 

@@ -216,3 +216,29 @@ def test_dry_run_plans_and_logs_every_mutation_but_performs_none(caplog: Any) ->
     assert addresses(c, "node-1") == set()
     planned = [r.getMessage() for r in caplog.records if "dry_run" in r.getMessage()]
     assert planned and all("reason=" in line and "node=node-1" in line for line in planned)
+
+
+def test_a_node_error_is_one_sentence_in_operator_status_and_one_event() -> None:
+    """Per-node errors: status.ipam.operator-status.error plus a Warning Event, not repeated."""
+    from reconciler.cluster.store import EVENT
+
+    c = cluster()
+    op = c.operator("op-1")
+    c.add_node("node-1", c.world.instance_ids[0])
+    obj = c.store.get(CILIUM_NODE, "node-1")
+    obj["spec"]["eni"]["instance-type"] = "x9.imaginary"
+    c.store.update(CILIUM_NODE, obj)
+
+    def errored() -> bool:
+        return bool(CiliumNode.from_obj(c.store.get(CILIUM_NODE, "node-1")).operator_error)
+
+    c.run([op], errored)
+    for _ in range(5):
+        op.step()
+        c.clock.advance(1)
+    error = CiliumNode.from_obj(c.store.get(CILIUM_NODE, "node-1")).operator_error
+    assert "x9.imaginary" in error and "\n" not in error
+    events = c.store.list(EVENT, "default").items
+    assert len(events) == 1
+    assert events[0]["involvedObject"]["name"] == "node-1" and events[0]["type"] == "Warning"
+    assert events[0]["message"] == error
