@@ -106,7 +106,8 @@ def overlap_problems(resources: list[StackResource], config: Mapping[str, Any]) 
     """MP-POOL-5: no two pools share addresses, and no pool overlaps VPC or service CIDRs."""
     owner: dict[str, Located] = {}
     labelled: list[tuple[str, Network]] = []
-    for located in collect_pools(resources):
+    # Sorted by name so the violation always lands on the later pool, whatever the registration order.
+    for located in sorted(collect_pools(resources), key=lambda found: found.view.name):
         pool: PoolView = located.view
         for family, view in pool.families():
             for network in valid_networks("ipv4" if family == "ipv4" else "ipv6", view):
