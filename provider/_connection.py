@@ -47,12 +47,17 @@ class ConfiguredProvider(ResourceProvider):
         return getattr(self, "settings", {}).get(name)
 
 
-def aws_client(service: str, region: str | None, endpoint_url: str | None) -> Any:
-    """A fresh boto3 client; credentials come from boto3's own chain (env, profile, IRSA, IMDS)."""
-    import boto3  # imported lazily: importing `provider` must stay cheap and side-effect free
+def aws_client(service: str, region: str | None, endpoint_url: str | None, quick: bool = False) -> Any:
+    """A fresh boto3 client; credentials come from boto3's own chain (env, profile, IRSA, IMDS).
 
+    `quick` bounds connect/read time and retries: preview's best-effort lookups must never hang.
+    """
+    import boto3  # imported lazily: importing `provider` must stay cheap and side-effect free
+    from botocore.config import Config
+
+    config = Config(connect_timeout=5, read_timeout=10, retries={"max_attempts": 2}) if quick else None
     session = boto3.session.Session(region_name=region or None)
-    return session.client(service, endpoint_url=endpoint_url or None)
+    return session.client(service, endpoint_url=endpoint_url or None, config=config)
 
 
 def kube_client(kubeconfig: str | None) -> Any:

@@ -78,12 +78,14 @@ def get(api: Any, kind: CustomKind, name: str, namespace: str = "") -> dict[str,
         raise
 
 
-def list_all(api: Any, kind: CustomKind) -> list[dict[str, Any]]:
+def list_all(api: Any, kind: CustomKind, timeout_seconds: float | None = None) -> list[dict[str, Any]]:
     """Every object of `kind` in the cluster (all namespaces for namespaced kinds), following pages."""
     items: list[dict[str, Any]] = []
     token: str | None = None
     while True:
         kwargs: dict[str, Any] = {"limit": 500}
+        if timeout_seconds is not None:
+            kwargs["_request_timeout"] = timeout_seconds
         if token:
             kwargs["_continue"] = token
         if kind.namespaced:

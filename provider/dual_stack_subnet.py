@@ -52,7 +52,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
     def _vpc_failures(self, props: Mapping[str, Any]) -> list[CheckFailure]:
         """ENI-V6-4 in preview: only when the VPC is known and reachable; otherwise create() decides."""
         try:
-            blocks = _vpc_ipv6_blocks(self._ec2(props), str(props["vpc_id"]))
+            blocks = _vpc_ipv6_blocks(self._ec2(props, quick=True), str(props["vpc_id"]))
         except NoIpv6Error as error:
             return [CheckFailure("vpc_id", str(error))]
         except Exception:  # unreachable endpoint or missing credentials during preview: defer to create()
@@ -82,8 +82,8 @@ class DualStackSubnetProvider(ConfiguredProvider):
             delete_before_replace=bool(replaces) and same_cidr,
         )
 
-    def _ec2(self, props: Mapping[str, Any]) -> Any:
-        return aws_client("ec2", self.setting(props, "region"), self.setting(props, "endpoint_url"))
+    def _ec2(self, props: Mapping[str, Any], quick: bool = False) -> Any:
+        return aws_client("ec2", self.setting(props, "region"), self.setting(props, "endpoint_url"), quick)
 
     @user_facing
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -30,6 +30,8 @@ from .pool_rules import (
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 SKIP_MASQUERADE = "ipam.cilium.io/skip-masquerade"
+PREVIEW_TIMEOUT_SECONDS = 5.0  # preview's best-effort overlap check must never hang on a dead cluster
+RACE_HINT = "another pool with an overlapping range was created at the same time; fix the ranges and retry"
 
 
 class CiliumPodIPPoolProvider(ConfiguredProvider):
@@ -61,7 +63,7 @@ class CiliumPodIPPoolProvider(ConfiguredProvider):
         """MP-POOL-5 in preview, when the cluster is reachable; create/update re-check authoritatively."""
         try:
             with _kube.custom_objects(self.setting(props, "kubeconfig")) as api:
-                pools = _kube.list_all(api, _kube.POD_IP_POOL)
+                pools = _kube.list_all(api, _kube.POD_IP_POOL, timeout_seconds=PREVIEW_TIMEOUT_SECONDS)
         except Exception:  # no cluster reachable from preview: create/update decide
             return []
         others = [p for p in pools if p.get("metadata", {}).get("name") not in exclude]
@@ -97,6 +99,11 @@ class CiliumPodIPPoolProvider(ConfiguredProvider):
                         f"CiliumPodIPPool {name} already exists with a different spec; import it with "
                         "`pulumi import` or choose another name."
                     ) from None
+                return CreateResult(name, _outputs(props, live))
+            late = overlap_errors(name, props["spec"], _kube.list_all(api, _kube.POD_IP_POOL))
+            if late:  # MP-POOL-5 race: a concurrent create slipped past the check; never keep both
+                _kube.delete(api, _kube.POD_IP_POOL, name)
+                raise ProviderError(f"{late[0]} ({RACE_HINT}).")
         return CreateResult(name, _outputs(props, live))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -139,8 +146,14 @@ class CiliumPodIPPoolProvider(ConfiguredProvider):
                 metadata[key] = _kube.merged_metadata_map(
                     metadata.get(key), dict(old.get(key) or {}), dict(new.get(key) or {})
                 )
+            previous_spec = live.get("spec")
             live["spec"] = new["spec"]
             live = _kube.replace(api, _kube.POD_IP_POOL, live)
+            late = overlap_errors(id_, new["spec"], _kube.list_all(api, _kube.POD_IP_POOL))
+            if late:  # MP-POOL-5 race with a concurrent change: put the previous ranges back
+                live["spec"] = previous_spec
+                _kube.replace(api, _kube.POD_IP_POOL, live)
+                raise ProviderError(f"{late[0]} ({RACE_HINT}).")
         return UpdateResult(_outputs(new, live))
 
     @user_facing

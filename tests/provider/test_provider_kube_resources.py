@@ -132,6 +132,37 @@ def test_mp_pool_5_overlapping_pool_refused_naming_both(
     provider.delete(first, pool_props(first, kubeconfig, []))
 
 
+def test_mp_pool_5_race_past_the_pre_check_is_undone(
+    custom: Any,
+    kubeconfig: str,
+    unique: str,
+    octet: int,
+    cleanup: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two overlapping pools created concurrently both pass the pre-check; the post-check undoes ours."""
+    import provider.pod_ip_pool as module
+
+    provider = CiliumPodIPPoolProvider()
+    mine, theirs = f"mine-{unique}", f"theirs-{unique}"
+    cleanup += [("ciliumpodippools", mine), ("ciliumpodippools", theirs)]
+    provider.create(pool_props(theirs, kubeconfig, [f"100.{octet}.0.0/20"]))
+    monkeypatch.setattr(module, "_refuse_overlaps", lambda *_: None)  # as if `theirs` came a moment later
+    with pytest.raises(ProviderError, match=f"{mine}.*overlaps.*{theirs}.*created at the same time"):
+        provider.create(pool_props(mine, kubeconfig, [f"100.{octet}.8.0/21"]))
+    assert provider.read(mine, {"kubeconfig": kubeconfig}).id == ""  # nothing of ours is left
+
+    far = pool_props(mine, kubeconfig, [f"100.{octet}.64.0/20"])
+    created = provider.create(far)
+    grown = {
+        **far,
+        "spec": pool_spec(ipv4_cidrs=[f"100.{octet}.64.0/20", f"100.{octet}.0.0/24"], ipv4_mask_size=24),
+    }
+    with pytest.raises(ProviderError, match="created at the same time"):
+        provider.update(mine, created.outs or {}, grown)
+    assert live_pool(custom, mine)["spec"] == far["spec"]  # previous ranges restored
+
+
 def test_mp_pool_2_in_use_cidr_removal_and_pool_deletion_refused_naming_nodes(
     custom: Any, kubeconfig: str, unique: str, octet: int, cleanup: list[tuple[str, str]]
 ) -> None:
