@@ -243,6 +243,23 @@ def test_up_with_the_pack_creates_subnets_tags_iam_pools_and_node_configs(local_
     assert outputs["policyArn"] == attached["PolicyArn"]
 
 
+def test_capacity_is_advisory_and_policy_config_reaches_the_pack(
+    local_stack: LocalStack, tmp_path: Path
+) -> None:
+    """--policy-pack-config: 1000 nodes exceed each /16 of /24 blocks (256); advisory, so preview succeeds."""
+    pack_config = tmp_path / "pack-config.json"
+    pack_config.write_text(json.dumps({"pool-capacity": {"nodeCount": 1000}}))
+    result = local_stack.pulumi(
+        "preview", "--policy-pack", str(REPO / "policies"), "--policy-pack-config", str(pack_config)
+    )
+    text = output(result)
+    assert "[advisory]" in text and "pool-capacity" in text
+    pool_a = next(iter(local_stack.pools))
+    assert f"CiliumPodIPPool '{pool_a}' has 256 ipv4 blocks of /24 but 1000 nodes need 1000" in text
+    quiet = output(local_stack.pulumi("preview", "--policy-pack", str(REPO / "policies")))
+    assert "pool-capacity" not in quiet  # default nodeCount (3) fits
+
+
 def test_a_mask_size_change_is_refused_and_the_pool_is_untouched(local_stack: LocalStack) -> None:
     """MP-POOL-3: maskSize is immutable; `pulumi up` fails and the live pool keeps /24."""
     pool_a = next(iter(local_stack.pools))
