@@ -41,13 +41,20 @@ def container_security_context() -> dict[str, Any]:
 
 
 def operator_args(namespace: str, extra: Sequence[str]) -> list[str]:
-    """The operator command line: leader election in its namespace, probe and metrics addresses."""
+    """The `cilium-ipam operator` command line (flags of reconciler/controller/config.py).
+
+    Leader election uses a Lease in the operator's namespace with the pod name as identity. Health
+    and metrics bind the pod IP only (the operator's default is loopback, which kubelet probes and
+    Prometheus cannot reach); brackets keep the `[host]:port` form valid for IPv6 pod IPs too.
+    `$(VAR)` is expanded by Kubernetes from the container's env.
+    """
     return [
         "operator",
-        "--leader-elect=true",
         f"--leader-election-namespace={namespace}",
-        f"--health-address=:{HEALTH_PORT}",
-        f"--metrics-address=:{METRICS_PORT}",
+        "--leader-election-identity=$(POD_NAME)",
+        f"--health-addr=[$(POD_IP)]:{HEALTH_PORT}",
+        "--enable-metrics=true",
+        f"--operator-prometheus-serve-addr=[$(POD_IP)]:{METRICS_PORT}",
         *extra,
     ]
 
@@ -170,6 +177,7 @@ def _deployment_spec(
     field_env = [
         {"name": "POD_NAME", "value_from": {"field_ref": {"field_path": "metadata.name"}}},
         {"name": "POD_NAMESPACE", "value_from": {"field_ref": {"field_path": "metadata.namespace"}}},
+        {"name": "POD_IP", "value_from": {"field_ref": {"field_path": "status.podIP"}}},
     ]
     container = {
         "name": "operator",

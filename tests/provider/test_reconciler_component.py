@@ -96,7 +96,20 @@ def test_deployment_is_hardened_with_probes_and_two_leader_elected_replicas(reco
     (container,) = pod["containers"]
     assert spec["replicas"] == 2
     assert container["command"] == ["cilium-ipam"] and container["args"][0] == "operator"
-    assert "--leader-elect=true" in container["args"] and "--ipam=eni" in container["args"]
+    assert container["args"][1:6] == [
+        "--leader-election-namespace=kube-system",
+        "--leader-election-identity=$(POD_NAME)",
+        "--health-addr=[$(POD_IP)]:9234",
+        "--enable-metrics=true",
+        "--operator-prometheus-serve-addr=[$(POD_IP)]:9963",
+    ]
+    assert container["args"][-1] == "--ipam=eni"
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"] if "valueFrom" in e}
+    assert env == {
+        "POD_NAME": "metadata.name",
+        "POD_NAMESPACE": "metadata.namespace",
+        "POD_IP": "status.podIP",
+    }
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True,
@@ -137,3 +150,20 @@ def test_no_crds_by_default(recorded: Recorder) -> None:
     assert "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition" not in made
     (account,) = made["kubernetes:core/v1:ServiceAccount"]
     assert not account["metadata"].get("annotations")
+
+
+def test_operator_args_parse_with_the_real_operator_cli() -> None:
+    """The flags the Deployment passes are accepted by `cilium-ipam operator` (after $(VAR) expansion)."""
+    from provider.reconciler_component import operator_args
+    from reconciler.cli import build_parser
+    from reconciler.controller.config import build_config, merge_sources
+
+    expanded = [
+        a.replace("$(POD_NAME)", "ipam-abc").replace("$(POD_IP)", "10.0.0.7")
+        for a in operator_args("kube-system", ["--ipam=eni"])
+    ]
+    args = build_parser().parse_args(expanded)
+    assert args.command == "operator"
+    config = build_config(merge_sources(args, {}))
+    assert config.health_addr == ("10.0.0.7", 9234) and config.metrics_addr == ("10.0.0.7", 9963)
+    assert config.identity == "ipam-abc" and config.lease_namespace == "kube-system" and config.ipam == "eni"
