@@ -143,7 +143,7 @@ def _run_scenario(
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 140)
     try:
         scenario = scenario_named(args.scenario).with_overrides(nodes=args.nodes)
         policies = parse_policies(args.policies)

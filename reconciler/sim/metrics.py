@@ -51,6 +51,7 @@ class Metrics:
     _allocated_at: dict[str, float] = field(default_factory=dict)
     pods_with_ip: int = 0
     pods: int = 0
+    expected_pods: int = 0  # the initial fill: all_pods_with_ip_at waits until this many exist
 
     # --- pods ----------------------------------------------------------------------------------
     def pod_pending(self, pod: str, t: float) -> None:
@@ -62,6 +63,12 @@ class Metrics:
         if since is not None:
             self.pod_waits.append(t - since)
             self.pods_with_ip += 1
+            if (
+                self.all_pods_with_ip_at is None
+                and not self._pending_since
+                and self.pods >= self.expected_pods
+            ):
+                self.all_pods_with_ip_at = t
 
     def pod_gone(self, pod: str, had_ip: bool) -> None:
         self.pods -= 1
@@ -101,8 +108,6 @@ class Metrics:
     # --- series --------------------------------------------------------------------------------
     def sample(self, t: float, nodes_ready: int, ips_allocated: int) -> None:
         self.samples.append(Sample(t, self.pods, self.pods_with_ip, nodes_ready, ips_allocated))
-        if self.all_pods_with_ip_at is None and self.pods and not self._pending_since:
-            self.all_pods_with_ip_at = t
 
     # --- results -------------------------------------------------------------------------------
     @property
