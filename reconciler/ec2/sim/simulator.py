@@ -131,7 +131,9 @@ class SimulatedEc2(SimState):
             if ids:
                 enis = [self._visible_eni(i, now) for i in ids]
             else:
-                enis = [e for e in self.enis.values() if e.visible_at <= now]
+                enis = [e for e in self._eni_candidates(filters) if e.visible_at <= now]
+            if not filters:
+                return [e.view() for e in enis]
             return [e.view() for e in enis if matches(filters, self._eni_attributes(e), e.tags)]
 
         return self._call(
@@ -426,6 +428,19 @@ class SimulatedEc2(SimState):
         )
 
     # --- helpers ---------------------------------------------------------------------------------
+    def _eni_candidates(self, filters: Filters | None) -> list[SimEni]:
+        """Narrow by instance through the attachment index, so per-node describes stay O(ENIs of
+        the node) at thousands of nodes; `matches` still applies every filter afterwards."""
+        instance_ids = (filters or {}).get("attachment.instance-id")
+        if instance_ids and not any(c in v for v in instance_ids for c in "*?"):
+            return [
+                self.enis[eni_id]
+                for instance_id in dict.fromkeys(instance_ids)
+                if instance_id in self.instances
+                for eni_id in self.instances[instance_id].enis_by_index.values()
+            ]
+        return list(self.enis.values())
+
     def _visible_eni(self, eni_id: str, now: float) -> SimEni:
         eni = self.enis.get(eni_id)
         if eni is None or eni.visible_at > now:
