@@ -64,6 +64,15 @@ def test_ec2_sim_1_attach_checks_the_target_type_limit() -> None:
     assert err.value.code == "PrivateIpAddressLimitExceeded"
 
 
+def test_ec2_sim_1_attach_checks_the_target_type_ipv6_limit() -> None:
+    """Found by the state machine: an ENI with 3 /80s cannot join a t2.micro (2 IPv6 per ENI)."""
+    sim, _, subnet, instance = small_world(instance_type="t2.micro")
+    eni = new_eni(sim, subnet, ipv6_prefix_count=3)
+    with pytest.raises(LimitExceeded) as err:
+        sim.attach_network_interface(eni.id, instance, 1)
+    assert err.value.code == "PrivateIpAddressLimitExceeded" and "IPv6" in str(err.value)
+
+
 def test_ec2_sim_1_unattached_eni_is_capped_by_the_largest_type() -> None:
     sim, _, subnet, _ = small_world("10.0.0.0/20")
     cap = max(t.ipv4_per_interface for t in StaticLimits().select(()))

@@ -411,6 +411,12 @@ class SimState:
                 f"Network interface {eni_id} holds {eni.ipv4_slots} IPv4 addresses and prefixes; "
                 f"{instance.instance_type} allows {limits.ipv4_per_interface} per interface.",
             )
+        if len(eni.ipv6_prefixes) > limits.ipv6_per_interface:
+            raise _fail(
+                "PrivateIpAddressLimitExceeded",
+                f"Network interface {eni_id} holds {len(eni.ipv6_prefixes)} IPv6 prefixes; "
+                f"{instance.instance_type} allows {limits.ipv6_per_interface} per interface.",
+            )
         return self._attach_unchecked(eni, instance, device_index, delete_on_termination=False)
 
     def _attach_unchecked(
