@@ -3,6 +3,7 @@ ClientToken idempotency), plus the attach / detach / tag / Elastic IP rules the 
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -206,3 +207,23 @@ def test_describe_tags_filters_by_type_key_and_value() -> None:
     found = sim.describe_tags(filters={"key": ["io.cilium/*"], "resource-type": ["network-interface"]})
     assert [(t.resource_id, t.value) for t in found] == [(eni.id, "true")]
     assert [t.resource_id for t in sim.describe_tags(filters={"value": ["1"]})] == [subnet]
+
+
+def test_concurrent_workers_never_share_an_address() -> None:
+    """The operator calls EC2 from worker threads (--parallel-alloc-workers); the simulator's lock
+    keeps allocations atomic."""
+    sim, _, subnet, _ = small_world("10.0.0.0/22", throttling=False)
+    enis = [new_eni(sim, subnet).id for _ in range(8)]
+
+    def work(eni: str) -> None:
+        for _ in range(12):
+            sim.assign_private_ip_addresses(eni, secondary_private_ip_count=4)
+
+    threads = [threading.Thread(target=work, args=(eni,)) for eni in enis]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    held = [ip for e in sim.describe_network_interfaces() for ip in e.private_ips]
+    assert len(held) == len(set(held)) == 1 + 8 * 49
+    assert sim.describe_subnets(ids=[subnet])[0].available_ip_address_count == 1024 - 5 - len(held)
