@@ -16,7 +16,9 @@ Feed it what the cluster says, whenever it changes:
 
 Drive the loops (each call is cheap when it has nothing to do):
 
-    op.refresh()                # refreshes when due: 60 s, or 1 s after a mutation (ENI-CACHE-2)
+    op.refresh()                # call every tick: refreshes when due (60 s, or 1 s after a mutation
+                                # or a failed one, ENI-CACHE-2); a node whose EC2 call failed waits
+                                # for that refresh before its next mutation (lost responses)
     results = op.publish()      # ENI-PUB-1: {node: NodeResult(enis=...)} for nodes whose status changed
     plan = op.resync(nodes, pending)   # the 1-minute scan (ENI-CALC-3/4): demands + ordered queue
     results = op.run_allocations()     # the allocation queue, at most once per second (ENI-CALC-4)
@@ -113,6 +115,7 @@ class EniOperator:
         self._attempts: dict[tuple[str, int], int] = {}
         self._capacity_logged: dict[str, float] = {}
         self._static_ip_done: set[str] = set()
+        self._uncertain: dict[str, int] = {}
 
     # --- inputs ----------------------------------------------------------------------------------
     def on_node_changed(self, node: CiliumNode) -> None:
@@ -320,6 +323,11 @@ class EniOperator:
         node = self._nodes.get(name)
         if node is None or not self.cache.manages_instance(node.instance_id):
             return NodeResult(name), False
+        failed_at = self._uncertain.get(name)
+        if failed_at is not None:
+            if self.cache.refresh_count <= failed_at:
+                return NodeResult(name), True  # wait for the refresh that shows what the failed call did
+            self._uncertain.pop(name, None)
         demand = node_demand(node)
         result = NodeResult(name, demand=demand)
         errors: list[str] = []
@@ -426,6 +434,10 @@ class EniOperator:
                     code=err.code,
                 )
                 self.counters.add("ec2_errors", err.code)
+                # The call may have taken effect even though it failed (lost response): no more
+                # mutations for this node until a cache refresh shows EC2's real state.
+                self._uncertain[name] = self.cache.refresh_count
+                self.cache.trigger()
                 retry = True
                 break
         else:
@@ -570,6 +582,7 @@ class EniOperator:
                     released, line = self.executor.release(name, action)
                 except Ec2Error as err:
                     errors.append(_ec2_sentence(name, f"releasing addresses on {action.eni_id}", err))
+                    self.cache.trigger()
                     continue
                 result.released_ips += released
                 result.actions.append(line)

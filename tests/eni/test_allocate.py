@@ -304,3 +304,21 @@ def test_eni_alloc_4_last_resort_mixes_only_when_nothing_else_can_serve() -> Non
     result = op.run_allocations()["n"]
     assert result.allocated_ips == 12
     assert len(sim.enis[first.id].secondary_ips) == 3 and len(sim.enis[first.id].prefixes) == 1
+
+
+def test_eni_alloc_lost_assign_response_does_not_over_allocate() -> None:
+    """The assign takes effect, the response is lost: no further mutation for the node until a
+    refresh shows EC2's real state, even when allocation runs come before that refresh."""
+    clock, sim, world, op = _setup()
+    sim.faults.script("InternalError", action="AssignPrivateIpAddresses", phase="after")
+    agent = SimpleAgent(node_for("n", world.instance_ids[0], world, first_interface_index=0, pre_allocate=3))
+    agent.pods = 1
+    for _ in range(3):
+        _cycle(op, agent, clock, seconds=1.0)  # allocation runs, no refresh in between
+    for _ in range(5):
+        op.refresh()
+        _cycle(op, agent, clock)
+    eth0 = next(e for e in sim.enis.values() if e.attachment and e.attachment.device_index == 0)
+    assert len(eth0.secondary_ips) == 4  # 1 pod + 3 pre-allocate, assigned once despite the lost response
+    assert "CreateNetworkInterface" not in {c.action for c in sim.calls}
+    assert agent.pending == 0 and agent.node.operator_error == ""

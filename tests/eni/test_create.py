@@ -328,6 +328,10 @@ def test_eni_create_3_client_token_makes_a_retried_create_idempotent() -> None:
     first = op.run_allocations()[node.name]
     assert "InternalError" in first.operator_error
     clock.advance(1.0)
+    waiting = op.run_allocations()[node.name]
+    assert waiting.actions == []  # no mutation before a refresh shows what the failed call did
+    assert op.refresh() is True  # the failure asked for one
+    clock.advance(1.0)
     second = op.run_allocations()[node.name]
     assert second.operator_error == ""
     creates = [c for c in sim.calls if c.action == "CreateNetworkInterface"]

@@ -136,3 +136,21 @@ def test_eni_v6_4_ipv4_only_subnet_gives_clear_operator_status() -> None:
     )
     # IPv4 still works: the ENI is created for IPv4 alone.
     assert result.allocated_ips == 8 and result.created_enis == 1
+
+
+def test_eni_v6_1_lost_response_never_leads_to_a_second_prefix() -> None:
+    """AssignIpv6Addresses takes effect but the response is lost: the node waits for a refresh."""
+    clock, sim, world = sim_world(instance_type="m5.large")
+    op = EniOperator(sim, EniOperatorConfig(), clock)
+    op.refresh(force=True)
+    sim.faults.script("InternalError", action="AssignIpv6Addresses", phase="after")
+    agent = SimpleAgent(node_for("n", world.instance_ids[0], world, first_interface_index=0), wants_ipv6=True)
+    _run(op, agent, clock, 1)
+    assert "InternalError" in agent.node.operator_error
+    _run(op, agent, clock, 3)  # allocation runs before any refresh
+    for _ in range(10):
+        clock.advance(1.0)
+        op.refresh()
+        _run(op, agent, clock, 1)
+    assert len(_ipv6_prefixes_of(sim, agent.node.instance_id)) == 1
+    assert agent.node.operator_error == ""

@@ -52,6 +52,9 @@ def test_transient_ec2_error_is_a_sentence_and_the_node_is_retried() -> None:
     assert "failed with RequestLimitExceeded" in first[failed[0]].operator_error
     assert op.queued() == failed
     clock.advance(1)
+    assert op.run_allocations()[failed[0]].actions == []  # waits for the refresh the failure triggered
+    assert op.refresh() is True
+    clock.advance(1)
     second = op.run_allocations()
     assert second[failed[0]].operator_error == "" and second[failed[0]].allocated_ips == 8
 
