@@ -16,7 +16,16 @@ __all__ = ["UNKNOWN", "is_unknown", "user_props", "changed_keys", "string_map_er
 
 
 def is_unknown(value: Any) -> bool:
-    """True when `value` (or anything nested in it) is not known yet (preview)."""
+    """True when `value` (or anything nested in it) is not known yet (preview).
+
+    The dynamic-provider host turns the engine's UNKNOWN string into `pulumi.output.Unknown()`
+    objects (Check/Diff deserialize with keep_unknowns=True) and may hand over `Output` values; the
+    raw string is accepted too, for callers that pass engine values through untouched.
+    """
+    from pulumi.output import Output, Unknown
+
+    if isinstance(value, Unknown | Output):
+        return True
     if isinstance(value, str):
         return value == UNKNOWN
     if isinstance(value, Mapping):

@@ -122,13 +122,19 @@ class DualStackSubnetProvider(ConfiguredProvider):
             return ReadResult("", {})
         live_tags = {t["Key"]: t["Value"] for t in subnet.get("Tags", [])}
         owned = {k: live_tags[k] for k in (props.get("tags") or {}) if k in live_tags}
+        live = {
+            "vpc_id": subnet["VpcId"],
+            "cidr_block": subnet["CidrBlock"],
+            "availability_zone": subnet["AvailabilityZone"],
+            "ipv6_cidr_block": _ipv6_of(subnet),
+        }
+        # Only what the user set can drift; an omitted AZ or /64 stays omitted (live value: *_assigned).
+        drifted = {key: value for key, value in live.items() if props.get(key)}
         outs = _outputs(
             {
                 **props,
+                **drifted,
                 "tags": owned,
-                "vpc_id": subnet["VpcId"],
-                "cidr_block": subnet["CidrBlock"],
-                "availability_zone": subnet["AvailabilityZone"],
                 "assign_ipv6_address_on_creation": subnet.get("AssignIpv6AddressOnCreation", False),
             },
             subnet,

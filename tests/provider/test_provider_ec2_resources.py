@@ -66,6 +66,16 @@ def test_eni_v6_4_subnet_gets_next_free_64_and_delete_is_idempotent(
     again = provider.create(first.inputs)  # interrupted-create retry adopts, never duplicates
     assert again.id == a.id
 
+    no_az = provider.check(
+        {}, subnet_props(moto_endpoint, dual_vpc["VpcId"], "10.20.3.0/24", availability_zone=None)
+    )
+    c = provider.create(no_az.inputs)
+    refreshed = provider.read(c.id, c.outs or {})
+    assert refreshed.outs is not None and refreshed.outs["availability_zone"] is None
+    assert refreshed.outs["availability_zone_assigned"]  # the live AZ is reported separately
+    assert provider.diff(c.id, refreshed.outs, no_az.inputs).changes is False  # refresh adds no replace
+    provider.delete(c.id, refreshed.outs)
+
     for created in (a, b):
         provider.delete(created.id, created.outs or {})
         provider.delete(created.id, created.outs or {})

@@ -133,6 +133,8 @@ def test_providers_in_the_real_engine(
     assert plugin["ipam"] == {"pre-allocate": 8}  # whole numbers, not 8.0
 
     pulumi("preview", "--expect-no-changes")  # diff of outputs vs inputs is stable (no phantom updates)
+    pulumi("refresh", "--yes", "--skip-preview")  # read() of every resource against the live objects
+    pulumi("preview", "--expect-no-changes")  # ...and what read() returned diffs clean too
     pulumi("config", "set", "preAllocate", "16")
     pulumi("up", "--yes", "--skip-preview")
     live_cni = client.CoreV1Api(kube).read_namespaced_config_map("cni-configuration", kube_namespace)
