@@ -118,6 +118,7 @@ def test_providers_in_the_real_engine(
     for key, value in settings.items():
         pulumi("config", "set", key, value)
 
+    pulumi("preview")  # everything unknown yet (subnet id feeds the CNI config): check must tolerate it
     up = pulumi("up", "--yes", "--skip-preview")
     assert f"no CiliumPodIPPool 'missing-{unique}' exists" in up.stdout + up.stderr  # stderr warning shown
     outputs = json.loads(pulumi("stack", "output", "--json").stdout)
@@ -147,6 +148,13 @@ def test_providers_in_the_real_engine(
     assert "MP-POOL-3" in output and "cilium-ipam pools migrate" in output
     assert "Traceback" not in output  # a check failure, not an exception
     pulumi("config", "set", "mask", "24")
+
+    pulumi("config", "set", "dualVpc", vpc)  # a VPC without IPv6: refused in preview (ENI-V6-4)
+    preview = pulumi("preview", check=False)
+    output = preview.stdout + preview.stderr
+    assert preview.returncode != 0 and f"VPC {vpc} has no IPv6 CIDR block" in output
+    assert "Traceback" not in output
+    pulumi("config", "set", "dualVpc", dual_vpc)
 
     custom.create_cluster_custom_object(
         "cilium.io",
