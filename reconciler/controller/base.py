@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reconciler.clock import Clock
+from reconciler.cluster.memory import clone
 from reconciler.cluster.store import CILIUM_NODE, NODE, ClusterStore, JsonObj, NotFound, StoreError, name_of
 from reconciler.controller.events import EventRecorder
 from reconciler.controller.informer import Informer
@@ -139,6 +140,9 @@ class ControllerBase:
         """One conflict-safe write, only while leading; False when skipped or lost."""
         if not self.is_leader():
             return False
+        cached = self.cilium_nodes.get(name)
+        if cached is not None and mutation(clone(cached)) is None:
+            return True  # our view already says so; a newer version arrives as an event and re-triggers
         wrote = [False]
 
         def tracked(obj: JsonObj) -> JsonObj | None:

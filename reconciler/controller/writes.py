@@ -10,7 +10,6 @@ does not model (newer Cilium keys) survive.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -46,7 +45,7 @@ def write_with_retry(
             current = store.get(kind, name, namespace)
         except NotFound:
             return None
-        desired = mutate(copy.deepcopy(current))
+        desired = mutate(current)  # every store returns a fresh copy: mutating it is safe
         if desired is None:
             return current
         desired.setdefault("metadata", {})["resourceVersion"] = current["metadata"]["resourceVersion"]
