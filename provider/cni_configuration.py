@@ -156,7 +156,8 @@ class CniConfigurationProvider(ConfiguredProvider):
                 failures.append(CheckFailure(key, f"{key} {value!r} is not a valid Kubernetes name."))
         failures += [CheckFailure("eni", r) for r in section_errors(props.get("eni"), ENI_KEYS, "eni")]
         failures += [CheckFailure("ipam", r) for r in section_errors(props.get("ipam"), IPAM_KEYS, "ipam")]
-        ipam = props.get("ipam") or {}
+        ipam = props.get("ipam")
+        ipam = ipam if isinstance(ipam, Mapping) else {}
         low, high = ipam.get("min-allocate"), ipam.get("max-allocate")
         if isinstance(low, int) and isinstance(high, int) and high and low > high:
             failures.append(

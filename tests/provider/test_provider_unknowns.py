@@ -53,6 +53,17 @@ def preview_inputs(u: Any) -> list[tuple[Any, dict[str, Any]]]:
                 "ipam": {"pre-allocate": u},
             },
         ),
+        (CniConfigurationProvider(), {"eni": u, "ipam": u}),
+        (CiliumPodIPPoolProvider(), {"name": "p", "spec": u, "labels": u, "kubeconfig": NO_CLUSTER}),
+        (
+            CiliumPodIPPoolProvider(),
+            {
+                "name": "p",
+                "spec": {"ipv4": u, "ipv6": {"cidrs": u, "maskSize": 64}},
+                "kubeconfig": NO_CLUSTER,
+            },
+        ),
+        (CiliumNodeConfigProvider(), {"name": u, "defaults": u, "node_selector": u}),
     ]
 
 
