@@ -19,7 +19,7 @@ from reconciler.ec2.api import (
     UnknownInstanceType,
 )
 from reconciler.ec2.limits import StaticLimits
-from tests.ec2.conftest import AZ, INSTANCE_TYPE, Backend
+from tests.ec2.backends import AZ, INSTANCE_TYPE, Backend
 
 pytestmark = pytest.mark.moto
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from reconciler.ec2.api import CreateNetworkInterfaceRequest, Ec2Error
-from tests.ec2.conftest import Backend, _moto_backend, _sim_backend
+from tests.ec2.backends import Backend, moto_backend, sim_backend
 
 pytestmark = pytest.mark.moto
 
 
 @pytest.fixture
 def both(moto_session: Any, moto_endpoint: str) -> tuple[Backend, Backend]:
-    return _sim_backend(), _moto_backend(moto_session.client("ec2", endpoint_url=moto_endpoint))
+    return sim_backend(), moto_backend(moto_session.client("ec2", endpoint_url=moto_endpoint))
 
 
 def outcome(run: Callable[[], object]) -> object:
@@ -170,7 +170,7 @@ def test_unknown_filter_name(both: tuple[Backend, Backend]) -> None:
 
 def test_default_security_group_applies_to_both() -> None:
     """Agreement kept on purpose: with no Groups, both use the VPC's default group."""
-    sim = _sim_backend()
+    sim = sim_backend()
     eni = sim.ec2.create_network_interface(CreateNetworkInterfaceRequest(subnet_id=sim.subnet_id))
     [group] = sim.ec2.describe_security_groups(ids=list(eni.security_group_ids))
     assert group.name == "default" and group.vpc_id == sim.vpc_id
