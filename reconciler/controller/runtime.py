@@ -182,7 +182,7 @@ class OperatorProcess:
         finally:
             self.loop_alive = False
 
-    def run(self) -> int:
+    def run(self, endpoints_started: bool = False) -> int:
         log_event(
             log,
             "operator-starting",
@@ -190,7 +190,8 @@ class OperatorProcess:
             identity=self.config.identity,
             dry_run=self.config.dry_run,
         )
-        self.start_endpoints()
+        if not endpoints_started:
+            self.start_endpoints()
         for informer in self.controller.informers():
             self._spawn(f"informer-{informer.kind.plural}", lambda i=informer: self._informer_loop(i))
         self._spawn("leader-elector", self._elector_loop)
@@ -209,9 +210,31 @@ class OperatorProcess:
         return 0
 
 
+def _startup_problem(config: OperatorConfig, exc: Exception) -> str:
+    from kubernetes.config.config_exception import ConfigException
+
+    if isinstance(exc, ConfigException):
+        where = f"--kubeconfig {config.kubeconfig}" if config.kubeconfig else "the in-cluster service account"
+        return (
+            f"cannot load the Kubernetes configuration from {where} ({exc}); "
+            "pass a valid --kubeconfig or run the operator in a pod"
+        )
+    if isinstance(exc, OSError):
+        return f"cannot listen for /metrics or /healthz ({exc.strerror or exc}); pick a free port"
+    module = type(exc).__module__
+    if module.startswith(("botocore", "boto3")):
+        return f"cannot create the EC2 client ({exc}); set --aws-region and AWS credentials"
+    raise exc
+
+
 def run_operator(config: OperatorConfig) -> int:
     configure(config.log_level)
-    process = OperatorProcess(config)
+    try:
+        process = OperatorProcess(config)
+        process.start_endpoints()
+    except Exception as exc:  # noqa: BLE001 - turned into one sentence, or re-raised
+        log_event(log, "startup-failed", logging.ERROR, reason=_startup_problem(config, exc))
+        return 2
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: process.stop.set())
-    return process.run()
+    return process.run(endpoints_started=True)

@@ -123,3 +123,18 @@ def test_unknown_keys_in_a_config_file_are_refused(tmp_path: Path) -> None:
     args = argparse.Namespace(config_file=str(path))
     with pytest.raises(ConfigError, match="unknown flag 'limit-ipam-qps'"):
         merge_sources(args, {})
+
+
+def test_an_unusable_kubeconfig_stops_the_process_with_one_sentence(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cli = Path(sys.executable).parent / "cilium-ipam"
+    done = subprocess.run(
+        [str(cli), "operator", "--ipam=eni", f"--kubeconfig={tmp_path / 'missing'}"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot load the Kubernetes configuration" in lines[0]
+    assert "pass a valid --kubeconfig" in lines[0]
