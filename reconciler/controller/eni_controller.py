@@ -91,6 +91,11 @@ class EniController(ControllerBase):
 
     def end_term(self) -> None:
         self.engine = None
+        for name in list(self._demands):  # a standby exports no per-node numbers
+            self.metrics.forget_node(name)
+        self._demands = {}
+        self._at_capacity = set()
+        self.metrics.set_node_counts(total=0, in_deficit=0, at_capacity=0)
         super().end_term()
 
     # -- one step ------------------------------------------------------------------------------

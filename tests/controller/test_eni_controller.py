@@ -193,6 +193,8 @@ def test_losing_the_lease_stops_ec2_calls_at_once_ENI_ARCH_1() -> None:
     assert not op.elector.is_leader()
     assert op.controller.engine is None
     assert len(c.ec2.calls) == calls
+    exported = op.controller.metrics.exposition().decode()
+    assert 'target_node="node-1"' not in exported  # a standby exports no per-node numbers
 
 
 def _lease() -> tuple[Any, str, str]:
