@@ -37,6 +37,7 @@ from botocore.exceptions import (
     ConnectionClosedError,
     EndpointConnectionError,
     NoCredentialsError,
+    NoRegionError,
     ReadTimeoutError,
 )
 from botocore.parsers import ResponseParserError
@@ -98,12 +99,18 @@ class Boto3Ec2:
         page_sizes: Mapping[str, int] | None = None,
     ) -> None:
         if client is None:
-            client = (session or boto3.Session()).client(
-                "ec2",
-                region_name=region,
-                endpoint_url=endpoint_url,
-                config=Config(retries={"total_max_attempts": 1}, user_agent_extra="cilium-ipam"),
-            )
+            try:
+                client = (session or boto3.Session()).client(
+                    "ec2",
+                    region_name=region,
+                    endpoint_url=endpoint_url,
+                    config=Config(retries={"total_max_attempts": 1}, user_agent_extra="cilium-ipam"),
+                )
+            except NoRegionError:
+                raise api.InvalidParameter(
+                    "No AWS region is configured for EC2; set AWS_REGION or pass the region option.",
+                    code="NoRegion",
+                ) from None
         self._client = client
         self._clock = clock or WallClock()
         self._sleep = sleep or time.sleep

@@ -164,6 +164,15 @@ def test_region_and_endpoint_are_configurable() -> None:
     assert repr(ec2) == "Boto3Ec2(region='eu-west-1', endpoint='http://127.0.0.1:5999')"
 
 
+def test_missing_region_is_one_clear_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(InvalidParameter) as err:
+        Boto3Ec2(session=boto3.Session(aws_access_key_id="a", aws_secret_access_key="b"))
+    assert err.value.code == "NoRegion" and "AWS_REGION" in str(err.value)
+
+
 def test_error_classes_by_code() -> None:
     assert error_class_for("InvalidSubnetID.NotFound") is NotFound
     assert error_class_for("InvalidIPAddress.InUse").__name__ == "InUse"
