@@ -10,6 +10,7 @@ from reconciler.cluster.memory import MemoryStore
 from reconciler.cluster.store import CILIUM_NODE, POD
 from reconciler.controller.informer import Informer
 from reconciler.controller.pods import PendingPods
+from tests.controller.conftest import StoreAndNamespace
 
 
 def cn(name: str) -> dict[str, Any]:
@@ -101,3 +102,25 @@ def test_node_triggers_coalesce_bursts_within_the_minimum_interval() -> None:
     assert triggers.due() == [] and triggers.next_due_in() == pytest.approx(0.006)
     clock.advance(0.006)
     assert triggers.due() == ["a"] and triggers.next_due_in() is None
+
+
+def test_an_informer_recovers_from_410_by_relisting_on_both_stores(any_store: StoreAndNamespace) -> None:
+    """The real apiserver's 410 for a too-old resourceVersion takes the same relist path."""
+    memory = isinstance(any_store.store, MemoryStore)
+    store = MemoryStore(history_limit=4) if memory else any_store.store
+    name = any_store.unique("cn")
+    informer = Informer(store, CILIUM_NODE)
+    informer.poll(1)
+    store.create(CILIUM_NODE, cn(name))
+    if memory:  # push the informer's version out of the bounded history
+        obj = store.get(CILIUM_NODE, name)
+        for n in range(10):
+            obj["spec"]["ipam"]["pre-allocate"] = n
+            obj = store.update(CILIUM_NODE, obj)
+    else:
+        informer.resource_version = "1"  # long compacted out of the apiserver's watch cache
+    seen: list[str] = []
+    informer.add_handler(lambda t, old, new: seen.append((new or old or {})["metadata"]["name"]))
+    informer.poll(1)
+    assert informer.relists == 1
+    assert name in seen and informer.get(name) is not None
