@@ -70,7 +70,9 @@ class IpamIamPolicyProvider(ConfiguredProvider):
         return DiffResult(
             changes=bool(replaces or updates),
             replaces=replaces,
-            delete_before_replace=bool(replaces) and "region" not in replaces,
+            # create-before-delete keeps the operator's permissions continuous; only a path change
+            # under the same (account-unique) name must free the name first
+            delete_before_replace=bool(replaces) and "policy_name" not in replaces,
         )
 
     def _iam(self, props: Mapping[str, Any]) -> Any:

@@ -115,7 +115,9 @@ def test_role_change_moves_attachment_and_name_change_replaces(
     outs = provider.update(created.id, created.outs, moved).outs
     assert attached(moto_iam, role) == [] and attached(moto_iam, other) == [created.id]
     renamed = provider.diff(created.id, created.outs, {**moved, "policy_name": "other-name"})
-    assert renamed.replaces == ["policy_name"] and renamed.delete_before_replace
+    assert renamed.replaces == ["policy_name"] and not renamed.delete_before_replace  # no permission gap
+    moved_path = provider.diff(created.id, created.outs, {**moved, "path": "/ipam/"})
+    assert moved_path.replaces == ["path"] and moved_path.delete_before_replace  # same name must be freed
     assert outs is not None
     provider.delete(created.id, outs)
     assert attached(moto_iam, other) == []
