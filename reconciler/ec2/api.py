@@ -73,6 +73,19 @@ SUPPORTED_FILTERS: Mapping[str, frozenset[str]] = {
 }
 
 
+# EC2's largest MaxResults per describe page; both adapters page with these sizes (unless given IDs).
+DESCRIBE_PAGE_SIZES: Mapping[str, int] = {
+    "DescribeNetworkInterfaces": 1000,
+    "DescribeSubnets": 1000,
+    "DescribeVpcs": 1000,
+    "DescribeRouteTables": 100,
+    "DescribeSecurityGroups": 1000,
+    "DescribeInstanceTypes": 100,
+    "DescribeInstances": 1000,
+    "DescribeTags": 1000,
+}
+
+
 # --------------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 from reconciler.clock import Clock, WallClock
 from reconciler.ec2 import api
 from reconciler.ec2 import boto3_parse as parse
-from reconciler.ec2.api import Ec2Error, Filters, make_error
+from reconciler.ec2.api import DESCRIBE_PAGE_SIZES, Ec2Error, Filters, make_error
 from reconciler.ec2.observe import OK, Ec2CallObserver, NullObserver
 from reconciler.ec2.ratelimit import ClientRateLimiter
 
@@ -54,17 +54,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _STARTED = "cilium_ipam_started_at"
-# Largest MaxResults EC2 accepts per describe (only sent without explicit IDs).
-PAGE_SIZES: Mapping[str, int] = {
-    "DescribeNetworkInterfaces": 1000,
-    "DescribeSubnets": 1000,
-    "DescribeVpcs": 1000,
-    "DescribeRouteTables": 100,
-    "DescribeSecurityGroups": 1000,
-    "DescribeInstanceTypes": 100,
-    "DescribeInstances": 1000,
-    "DescribeTags": 1000,
-}
 
 
 @dataclass(frozen=True)
@@ -119,7 +108,7 @@ class Boto3Ec2:
         )
         self.retry = retry or RetryPolicy()
         self._observer: Ec2CallObserver = observer or NullObserver()
-        self._page_sizes = dict(PAGE_SIZES if page_sizes is None else page_sizes)
+        self._page_sizes = dict(DESCRIBE_PAGE_SIZES if page_sizes is None else page_sizes)
         self._created_at: dict[str, float] = {}
         events = client.meta.events
         # Registered first on the wildcard node so it also runs ahead of botocore's Stubber.

@@ -52,8 +52,8 @@ def test_ec2_sim_5_burst_beyond_bucket_is_request_limit_exceeded_then_refills() 
     assert sim.call_counts[("CreateTags", "RequestLimitExceeded")] == 2
 
 
-def test_ec2_sim_5_unfiltered_describe_has_the_smaller_bucket() -> None:
-    sim, _, subnet, _ = small_world()
+def test_ec2_sim_5_unfiltered_unpaginated_describe_has_the_smaller_bucket() -> None:
+    sim, _, subnet, _ = small_world(paginate_describes=False)
     for _ in range(50):
         sim.describe_network_interfaces()
     with pytest.raises(Throttled):
@@ -199,3 +199,22 @@ def test_call_log_and_observer_record_every_call() -> None:
         ("CreateNetworkInterface", "OK", 0.2),
         ("DeleteNetworkInterface", "InvalidNetworkInterfaceID.NotFound", 0.2),
     ]
+
+
+def test_ec2_sim_5_paginated_describe_costs_a_token_and_a_latency_per_page() -> None:
+    """Like Boto3Ec2 (MaxResults 1000), 2,500 ENIs take three DescribeNetworkInterfaces requests;
+    paginated requests use the regular 100 / 20 bucket, so the 34th full describe is throttled."""
+    clock = SimClock()
+    sim = SimulatedEc2(clock, latency=LatencyModel(default=0.2))
+    vpc = sim.add_vpc("10.0.0.0/16")
+    subnet = sim.add_subnet(vpc, "a", "10.0.0.0/20")
+    for _ in range(2499):
+        sim.launch_instance("m5.large", subnet)
+    new_eni(sim, subnet)
+    for _ in range(33):
+        assert len(sim.describe_network_interfaces()) == 2500
+    last = sim.last_call
+    assert last is not None and last.pages == 3
+    assert last.finished_at - last.started_at == pytest.approx(0.6)
+    with pytest.raises(Throttled):
+        sim.describe_network_interfaces()  # 1 token left: a later page is throttled

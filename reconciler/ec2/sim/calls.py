@@ -24,6 +24,7 @@ class CallRecord:
     outcome: str  # "OK" or the AWS error code
     started_at: float
     finished_at: float
+    pages: int = 1  # HTTP requests a paginated describe takes (each costs a token and a latency)
 
     @property
     def ok(self) -> bool:

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from reconciler.clock import Clock
 from reconciler.ec2 import api
-from reconciler.ec2.api import Ec2Error, Filters, make_error
+from reconciler.ec2.api import DESCRIBE_PAGE_SIZES, Ec2Error, Filters, make_error
 from reconciler.ec2.limits import StaticLimits
 from reconciler.ec2.observe import OK, Ec2CallObserver, NullObserver
 from reconciler.ec2.sim.addressing import AddressError
@@ -55,6 +55,7 @@ class SimulatedEc2(SimState):
         throttling: bool = True,
         observer: Ec2CallObserver | None = None,
         record_calls: bool = True,
+        paginate_describes: bool = True,
     ) -> None:
         super().__init__(clock, random.Random(seed), limits or StaticLimits())
         self.latency = latency or LatencyModel()
@@ -69,6 +70,8 @@ class SimulatedEc2(SimState):
         self._latency_rng = random.Random(seed + 2)
         self._lock = threading.RLock()
         self._client_tokens: dict[str, tuple[tuple[object, ...], str]] = {}
+        self.paginate_describes = paginate_describes
+        self._pages = 1  # requests the current call took (set by paginated describes)
 
     # --- call machinery --------------------------------------------------------------------------
     @property
@@ -88,14 +91,15 @@ class SimulatedEc2(SimState):
             outcome = OK
             result: T | None = None
             error: Ec2Error | None = None
+            self._pages = 1
+            unpaginated = unfiltered and not self.paginate_describes
             try:
-                if not self.throttle.admit(action, unfiltered=unfiltered):
-                    raise api.Throttled(
-                        f"Request limit exceeded for {action}; retry with exponential backoff.",
-                        code="RequestLimitExceeded",
-                    )
+                if not self.throttle.admit(action, unfiltered=unpaginated):
+                    raise self._throttled(action)
                 self._inject(action, "before")
                 result = op()
+                if self._pages > 1 and not self.throttle.admit(action, requests=self._pages - 1):
+                    raise self._throttled(action)  # a later page was throttled
                 self._inject(action, "after")
             except AddressError as err:
                 error = make_error(err.code, err.message)
@@ -104,15 +108,45 @@ class SimulatedEc2(SimState):
             if error is not None:
                 error.action = action
                 outcome = error.code
+            latency *= self._pages
             self.call_counts[(action, outcome)] += 1
             if self.record_calls:
-                self.calls.append(CallRecord(action, dict(params), outcome, start, start + latency))
+                self.calls.append(
+                    CallRecord(action, dict(params), outcome, start, start + latency, self._pages)
+                )
             self._observer.observe_call(action, outcome, latency)
         if self._sleep is not None and latency > 0:
             self._sleep(latency)
         if error is not None:
             raise error
         return result  # type: ignore[return-value]
+
+    def _describe(
+        self,
+        action: str,
+        params: Mapping[str, object],
+        op: Callable[[], list[T]],
+        *,
+        by_ids: bool,
+        unfiltered: bool = False,
+    ) -> list[T]:
+        return self._call(
+            action, params, lambda: self._paged(action, op(), by_ids=by_ids), unfiltered=unfiltered
+        )
+
+    @staticmethod
+    def _throttled(action: str) -> api.Throttled:
+        return api.Throttled(
+            f"Request limit exceeded for {action}; retry with exponential backoff.",
+            code="RequestLimitExceeded",
+        )
+
+    def _paged(self, action: str, items: list[T], *, by_ids: bool) -> list[T]:
+        """Charge one request per page, as Boto3Ec2's paginated describe does (not for ID lists)."""
+        size = DESCRIBE_PAGE_SIZES.get(action)
+        if self.paginate_describes and size and not by_ids:
+            self._pages = max(1, -(-len(items) // size))
+        return items
 
     def _inject(self, action: str, phase: str) -> None:
         code = self.faults.draw(action, phase)  # type: ignore[arg-type]
@@ -136,9 +170,9 @@ class SimulatedEc2(SimState):
                 return [e.view() for e in enis]
             return [e.view() for e in enis if matches(filters, self._eni_attributes(e), e.tags)]
 
-        return self._call(
+        return self._describe(
             "DescribeNetworkInterfaces", {"ids": list(ids), "filters": dict(filters or {})}, op,
-            unfiltered=not ids and not filters,
+            by_ids=bool(ids), unfiltered=not ids and not filters,
         )  # fmt: skip
 
     def describe_subnets(
@@ -157,7 +191,9 @@ class SimulatedEc2(SimState):
                 )
             ]
 
-        return self._call("DescribeSubnets", {"ids": list(ids), "filters": dict(filters or {})}, op)
+        return self._describe(
+            "DescribeSubnets", {"ids": list(ids), "filters": dict(filters or {})}, op, by_ids=bool(ids)
+        )
 
     def describe_vpcs(self, *, ids: Sequence[str] = (), filters: Filters | None = None) -> list[api.Vpc]:
         def op() -> list[api.Vpc]:
@@ -165,7 +201,9 @@ class SimulatedEc2(SimState):
             vpcs = [self._vpc(i) for i in ids] if ids else list(self.vpcs.values())
             return [v.view() for v in vpcs if matches(filters, {"vpc-id": [v.id]}, v.tags)]
 
-        return self._call("DescribeVpcs", {"ids": list(ids), "filters": dict(filters or {})}, op)
+        return self._describe(
+            "DescribeVpcs", {"ids": list(ids), "filters": dict(filters or {})}, op, by_ids=bool(ids)
+        )
 
     def describe_route_tables(
         self, *, ids: Sequence[str] = (), filters: Filters | None = None
@@ -188,7 +226,9 @@ class SimulatedEc2(SimState):
                 )
             ]
 
-        return self._call("DescribeRouteTables", {"ids": list(ids), "filters": dict(filters or {})}, op)
+        return self._describe(
+            "DescribeRouteTables", {"ids": list(ids), "filters": dict(filters or {})}, op, by_ids=bool(ids)
+        )
 
     def describe_security_groups(
         self, *, ids: Sequence[str] = (), filters: Filters | None = None
@@ -204,16 +244,18 @@ class SimulatedEc2(SimState):
                 )
             ]
 
-        return self._call(
+        return self._describe(
             "DescribeSecurityGroups", {"ids": list(ids), "filters": dict(filters or {})}, op,
-            unfiltered=not ids and not filters,
+            by_ids=bool(ids), unfiltered=not ids and not filters,
         )  # fmt: skip
 
     def describe_instance_types(self, instance_types: Sequence[str] = ()) -> list[api.InstanceTypeLimits]:
         def op() -> list[api.InstanceTypeLimits]:
             return self.limits.select(instance_types)
 
-        return self._call("DescribeInstanceTypes", {"instance_types": list(instance_types)}, op)
+        return self._describe(
+            "DescribeInstanceTypes", {"instance_types": list(instance_types)}, op, by_ids=bool(instance_types)
+        )
 
     def describe_instances(
         self, *, ids: Sequence[str] = (), filters: Filters | None = None
@@ -237,7 +279,9 @@ class SimulatedEc2(SimState):
                 )
             ]
 
-        return self._call("DescribeInstances", {"ids": list(ids), "filters": dict(filters or {})}, op)
+        return self._describe(
+            "DescribeInstances", {"ids": list(ids), "filters": dict(filters or {})}, op, by_ids=bool(ids)
+        )
 
     def describe_tags(self, *, filters: Filters | None = None) -> list[api.TagDescription]:
         def op() -> list[api.TagDescription]:
@@ -255,7 +299,7 @@ class SimulatedEc2(SimState):
                         found.append(api.TagDescription(resource_id, resource_type, key, value))
             return found
 
-        return self._call("DescribeTags", {"filters": dict(filters or {})}, op)
+        return self._describe("DescribeTags", {"filters": dict(filters or {})}, op, by_ids=False)
 
     def describe_addresses(
         self, *, ids: Sequence[str] = (), filters: Filters | None = None
@@ -277,7 +321,9 @@ class SimulatedEc2(SimState):
                 )
             ]
 
-        return self._call("DescribeAddresses", {"ids": list(ids), "filters": dict(filters or {})}, op)
+        return self._describe(
+            "DescribeAddresses", {"ids": list(ids), "filters": dict(filters or {})}, op, by_ids=bool(ids)
+        )
 
     # --- ENI lifecycle ---------------------------------------------------------------------------
     def create_network_interface(self, request: api.CreateNetworkInterfaceRequest) -> api.NetworkInterface:

@@ -51,8 +51,8 @@ class AwsThrottle:
         self.enabled = enabled
         self._buckets: dict[str, TokenBucket] = {}
 
-    def admit(self, action: str, *, unfiltered: bool = False) -> bool:
-        """Take a token for `action`; False means RequestLimitExceeded."""
+    def admit(self, action: str, *, unfiltered: bool = False, requests: int = 1) -> bool:
+        """Take a token per request (page) of `action`; False means RequestLimitExceeded."""
         if not self.enabled:
             return True
         key = bucket_key(action, unfiltered)
@@ -60,7 +60,7 @@ class AwsThrottle:
         if bucket is None:
             capacity, rate = bucket_size(key)
             bucket = self._buckets[key] = TokenBucket(capacity, rate, self._clock)
-        return bucket.try_take()
+        return bucket.try_take(requests)
 
     def tokens(self, action: str, *, unfiltered: bool = False) -> float:
         key = bucket_key(action, unfiltered)
