@@ -7,21 +7,11 @@ the simulator can run them for thousands of nodes per scan.
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reconciler.eni.cidr import ipv4_addresses_in  # re-exported for callers of ENI-ARCH-5
 from reconciler.model import DEFAULT_POOL, CiliumNode
-
-
-def ipv4_addresses_in(cidrs: Iterable[str]) -> int:
-    """How many IPv4 addresses the CIDRs hold (/32 -> 1, /28 -> 16); IPv6 CIDRs are not counted."""
-    total = 0
-    for cidr in cidrs:
-        net = ipaddress.ip_network(cidr, strict=False)
-        if net.version == 4:
-            total += net.num_addresses
-    return total
 
 
 def used_ips(requested_ipv4: int, pre_allocate: int) -> int:

@@ -79,6 +79,18 @@ class EniOperatorConfig:
             values[key] = _coerce(key, known[key].type, raw)
         return cls(**values)
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], prefix: str = "CILIUM_") -> EniOperatorConfig:
+        """Flags from the environment the way Cilium's operator reads them: `--eni-gc-interval` ->
+        `CILIUM_ENI_GC_INTERVAL`. Unrelated variables are ignored."""
+        names = {f.name for f in fields(cls)}
+        picked = {
+            key[len(prefix) :].lower(): value
+            for key, value in environ.items()
+            if key.startswith(prefix) and key[len(prefix) :].lower() in names
+        }
+        return cls.from_flags(picked)
+
     def limit_override(self, instance_type: str) -> tuple[int, int, int] | None:
         """`--aws-instance-limit-mapping` entry (adapters, IPv4 per adapter, IPv6 per adapter)."""
         spec = self.aws_instance_limit_mapping.get(instance_type)

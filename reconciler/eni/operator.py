@@ -4,8 +4,9 @@ Usage contract
 --------------
 Construct once per leadership term (state is rebuilt from CiliumNodes + EC2 only)::
 
+    tags = own_instance_tags(ec2, my_instance_id)  # ENI-CFG-2; skip when --cluster-name is set
     op = EniOperator(ec2, config, clock, runner=ThreadPoolRunner(config.parallel_alloc_workers),
-                     own_instance_tags=tags_of_my_instance)     # ENI-CFG-2 (None -> flag or "default")
+                     own_instance_tags=tags)                    # None -> --cluster-name or "default"
     op.refresh(force=True)                                      # first EC2 cache load (ENI-CACHE-1)
 
 Feed it what the cluster says, whenever it changes:
@@ -24,6 +25,7 @@ Drive the loops (each call is cheap when it has nothing to do):
     results = op.run_allocations()     # the allocation queue, at most once per second (ENI-CALC-4)
     results = op.run_release(plan)     # excess release, scan only, with --aws-release-excess-ips
     gc = op.run_gc()                   # every --eni-gc-interval (ENI-GC-1)
+    op.gauges(), op.counters           # ENI-MET-1 gauges and cumulative counters
     # or all of it: results = op.reconcile(nodes, pending, scan=True)
 
 Every `NodeResult` says what to write back: `enis` (new status.eni.enis, None = unchanged) and
@@ -59,9 +61,9 @@ from reconciler.eni.executor import Executor
 from reconciler.eni.gc import EniGarbageCollector, GcResult
 from reconciler.eni.ipv6 import holds_ipv6_prefix, plan_ipv6
 from reconciler.eni.log import log_event
-from reconciler.eni.publish import changed_enis, node_enis, offered_cidrs
+from reconciler.eni.publish import changed_enis, node_enis, offered_cidrs, usable_for_pods
 from reconciler.eni.release import CidrTracker, plan_release
-from reconciler.eni.results import Counters, NodeResult, Plan
+from reconciler.eni.results import Counters, Gauges, NodeResult, Plan
 from reconciler.eni.runner import Runner, SequentialRunner
 from reconciler.eni.static_ip import needs_static_ip, plan_static_ip
 from reconciler.eni.view import NodeError, NodeView
@@ -72,6 +74,22 @@ CAPACITY_LOG_INTERVAL = 300.0
 
 def _ec2_sentence(node: str, what: str, err: Ec2Error) -> str:
     return f"node {node}: {what} failed with {err.code}: {err}"
+
+
+def own_instance_tags(ec2: Ec2Api, instance_id: str) -> dict[str, str]:
+    """ENI-CFG-2: the tags of the operator's own instance (DescribeTags, ENI-PERM-1), {} on failure.
+
+    Only needed when neither --cluster-name nor --eni-gc-tags is set; pass the result as
+    `own_instance_tags` so the EKS cluster-name tag names the GC tags.
+    """
+    if not instance_id:
+        return {}
+    try:
+        found = ec2.describe_tags(filters={"resource-id": [instance_id], "resource-type": ["instance"]})
+    except Ec2Error as err:
+        log_event("own_instance_tags_failed", logging.WARNING, action="describe_tags", reason=str(err))
+        return {}
+    return {t.key: t.value for t in found}
 
 
 class EniOperator:
@@ -116,6 +134,7 @@ class EniOperator:
         self._capacity_logged: dict[str, float] = {}
         self._static_ip_done: set[str] = set()
         self._uncertain: dict[str, int] = {}
+        self._at_capacity: set[str] = set()
 
     # --- inputs ----------------------------------------------------------------------------------
     def on_node_changed(self, node: CiliumNode) -> None:
@@ -139,6 +158,9 @@ class EniOperator:
             self._nodes.pop(name, None)
             self._queue.pop(name, None)
             self._pending.pop(name, None)
+            self._uncertain.pop(name, None)
+            self._at_capacity.discard(name)
+            self._static_ip_done.discard(name)
         self.tracker.forget_node(name)
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
@@ -257,9 +279,7 @@ class EniOperator:
             return False
         enis = self.cache.enis_of_instance(node.instance_id)
         wants_v6 = demand.wants_ipv6 and not any(
-            e.ipv6_prefixes
-            for e in enis
-            if e.device_index is not None and e.device_index >= node.eni.first_interface_index
+            e.ipv6_prefixes for e in enis if usable_for_pods(e, node.eni)
         )
         wants_static = bool(node.ipam.static_ip_tags) and node.name not in self._static_ip_done
         return wants_v6 or wants_static
@@ -292,6 +312,11 @@ class EniOperator:
         out: dict[str, NodeResult] = {}
         for name, (result, retry) in zip(names, results, strict=True):
             out[name] = result
+            with self._lock:
+                if result.at_capacity:
+                    self._at_capacity.add(name)
+                elif result.demand is not None:
+                    self._at_capacity.discard(name)
             if retry:
                 with self._lock:
                     self._queue.setdefault(name, result.demand.needed if result.demand else 0)
@@ -589,6 +614,20 @@ class EniOperator:
         result.enis = changed_enis(node, self.published_enis(node))
         result.operator_error = "; ".join(errors) if errors else None
         return result
+
+    # --- metrics ---------------------------------------------------------------------------------
+    def gauges(self) -> Gauges:
+        """ENI-MET-1 gauges from the known CiliumNodes: per-node available/used/needed and the node
+        categories (total, in-deficit, at-capacity as found by the last allocation run)."""
+        per_node = {n.name: node_demand(n) for n in self.nodes()}
+        with self._lock:
+            at_capacity = len(self._at_capacity & set(per_node))
+        return Gauges(
+            per_node=per_node,
+            nodes_total=len(per_node),
+            nodes_in_deficit=sum(1 for d in per_node.values() if d.needed > 0),
+            nodes_at_capacity=at_capacity,
+        )
 
     # --- GC and the whole cycle ------------------------------------------------------------------
     def run_gc(self, force: bool = False) -> GcResult:

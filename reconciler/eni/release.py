@@ -25,14 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.ec2.api import NetworkInterface
-
-
-def _is_v4(cidr: str) -> bool:
-    return ipaddress.ip_network(cidr, strict=False).version == 4
-
-
-def _size(cidr: str) -> int:
-    return ipaddress.ip_network(cidr, strict=False).num_addresses
+from reconciler.eni.cidr import is_ipv4, size
 
 
 @dataclass
@@ -49,7 +42,7 @@ class CidrTracker:
 
     def observe(self, node: str, offered: Iterable[str], allocated: Iterable[str], now: float) -> None:
         state = self._nodes.setdefault(node, _NodeCidrs())
-        offered_v4 = {c for c in offered if _is_v4(c)}
+        offered_v4 = {c for c in offered if is_ipv4(c)}
         allocated_set = set(allocated)
         state.seen_allocated = (state.seen_allocated | (allocated_set & offered_v4)) & offered_v4
         absent = offered_v4 - allocated_set
@@ -68,7 +61,7 @@ class CidrTracker:
         if state is None:
             return 0
         return sum(
-            _size(c)
+            size(c)
             for c, since in state.absent_since.items()
             if c not in state.seen_allocated and now - since < adoption_grace
         )
@@ -129,8 +122,8 @@ def plan_release(
             break
         if covered(cidr, allocated):
             continue
-        size = _size(cidr)
-        if size > budget:
+        addresses = size(cidr)
+        if addresses > budget:
             continue
         address = cidr.split("/")[0]
         if cidr.endswith("/32") and address in owner_ip:
@@ -139,7 +132,7 @@ def plan_release(
             prefixes.setdefault(owner_prefix[cidr].id, []).append(cidr)
         else:
             continue
-        budget -= size
+        budget -= addresses
     subnet_of = {e.id: e.subnet_id for e in enis}
     reason = f"absent from spec.ipam.pools.allocated for >= {delay:g}s"
     actions = [

@@ -69,6 +69,17 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class Gauges:
+    """ENI-MET-1 gauges: `per_node` feeds available/used/needed {target_node}; the counts feed
+    `cilium_operator_ipam_nodes{category=total|in-deficit|at-capacity}`."""
+
+    per_node: dict[str, NodeDemand]
+    nodes_total: int
+    nodes_in_deficit: int
+    nodes_at_capacity: int
+
+
+@dataclass(frozen=True)
 class OpTiming:
     kind: str  # "ip", "prefix", "ipv6-prefix", "interface", "release"
     status: str  # "success" or an AWS error code

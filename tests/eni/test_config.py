@@ -108,3 +108,18 @@ def test_eni_create_3_creation_tags_are_eni_tags_plus_gc_tags() -> None:
         "io.cilium/cilium-managed": "true",
         "io.cilium/cluster-name": "prod",
     }
+
+
+def test_eni_cfg_1_flags_from_environment() -> None:
+    cfg = EniOperatorConfig.from_env(
+        {
+            "CILIUM_CLUSTER_NAME": "prod",
+            "CILIUM_AWS_RELEASE_EXCESS_IPS": "true",
+            "CILIUM_ENI_GC_INTERVAL": "2m",
+            "CILIUM_UNRELATED": "x",
+            "HOME": "/root",
+        }
+    )
+    assert (cfg.cluster_name, cfg.aws_release_excess_ips, cfg.eni_gc_interval) == ("prod", True, 120.0)
+    with pytest.raises(ConfigError, match="--excess-ip-release-delay"):
+        EniOperatorConfig.from_env({"CILIUM_EXCESS_IP_RELEASE_DELAY": "later"})

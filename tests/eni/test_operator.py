@@ -196,3 +196,38 @@ def test_structured_log_lines_are_key_value_with_stable_order() -> None:
         "create_eni", {"reason": "no room left", "subnet": "s-1", "node": "n", "count": 3, "eni": None}
     )
     assert line == 'event=create_eni node=n subnet=s-1 reason="no room left" count=3'
+
+
+def test_eni_cfg_2_cluster_name_from_own_instance_tag_names_gc_and_creation_tags() -> None:
+    from reconciler.eni.operator import own_instance_tags
+
+    clock, sim, world, _ = _op(instances=2)
+    operator_host, node_host = world.instance_ids
+    sim.create_tags([operator_host], {"aws:eks:cluster-name": "eks-blue"})
+    tags = own_instance_tags(sim, operator_host)
+    assert tags["aws:eks:cluster-name"] == "eks-blue"
+    op = EniOperator(sim, EniOperatorConfig(), clock, own_instance_tags=tags)
+    op.refresh(force=True)
+    assert op.cluster_name == "eks-blue"
+    op.on_node_changed(node_for("n", node_host, world, requested_v4=8, first_interface_index=1))
+    op.run_allocations()
+    created = [e for e in sim.enis.values() if e.description.startswith("Cilium-CNI")]
+    assert created and created[0].tags["io.cilium/cluster-name"] == "eks-blue"
+    assert own_instance_tags(sim, "") == {}
+    named = EniOperator(sim, EniOperatorConfig(cluster_name="flag"), clock, own_instance_tags=tags)
+    assert named.cluster_name == "flag"
+
+
+def test_eni_met_1_gauges_total_deficit_and_capacity() -> None:
+    clock, sim, world, op = _op(instances=2)
+    a, b = world.instance_ids
+    op.on_node_changed(node_for("fits", a, world, requested_v4=8, first_interface_index=1))
+    op.on_node_changed(node_for("huge", b, world, requested_v4=100, first_interface_index=1))
+    before = op.gauges()
+    assert (before.nodes_total, before.nodes_in_deficit, before.nodes_at_capacity) == (2, 2, 0)
+    assert before.per_node["huge"].needed == 100 and before.per_node["huge"].used == 92
+    op.run_allocations()
+    after = op.gauges()
+    assert after.nodes_at_capacity == 1
+    op.on_node_deleted("huge")
+    assert op.gauges().nodes_at_capacity == 0 and op.gauges().nodes_total == 1
