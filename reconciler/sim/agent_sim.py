@@ -47,6 +47,7 @@ class SimAgent:
         self._sync_scheduled = False
         self._last_sync = -SYNC_MIN_INTERVAL_S
         self._written: tuple[Any, Any] | None = None
+        self._capacity = 0  # IPv4 addresses the node holds; changes only when the agent syncs
 
     # --- pods ------------------------------------------------------------------------------------
     def pod_add(self, pod: int) -> None:
@@ -91,6 +92,8 @@ class SimAgent:
 
     def _sync_now(self, write: bool) -> None:
         ipam = self.agent.sync(self.node)
+        local = self.agent.local_pool(DEFAULT_POOL, 4)
+        self._capacity = local.capacity if local is not None else 0
         now = self.loop.now()
         for done in self.agent.take_completed():
             if done.key in self.pending:
@@ -105,9 +108,7 @@ class SimAgent:
     # --- figures ---------------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
-        local = self.agent.local_pool(DEFAULT_POOL, 4)
-        return local is not None and local.capacity > 0
+        return self._capacity > 0
 
     def ips(self) -> int:
-        local = self.agent.local_pool(DEFAULT_POOL, 4)
-        return local.capacity if local is not None else 0
+        return self._capacity

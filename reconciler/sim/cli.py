@@ -11,10 +11,12 @@ compares like for like; the lower bound is computed from the scenario (reconcile
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,9 @@ def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
         "--plot", type=Path, default=None, metavar="OUT.png", help="plot pods with an IP over time"
     )
     parser.add_argument("--no-live", action="store_true", help="print only the summary")
+    parser.add_argument(
+        "--log", type=Path, default=None, metavar="FILE", help="write the engine's structured log lines here"
+    )
 
 
 def parse_policies(raw: str) -> list[str]:
@@ -142,6 +147,25 @@ def _run_scenario(
     return report(scenario, seed, results, scenario_lower_bound(scenario), extra={"cpu_seconds": cpu})
 
 
+@contextlib.contextmanager
+def engine_log(path: Path | None) -> Iterator[None]:
+    """Engine log lines go to `path` (or only errors to stderr) so they do not tear the live view."""
+    logger = logging.getLogger("reconciler")
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    handler: logging.Handler = logging.FileHandler(path) if path is not None else logging.StreamHandler()
+    handler.setLevel(logging.INFO if path is not None else logging.ERROR)
+    logger.handlers = [handler]
+    logger.setLevel(logging.INFO if path is not None else logging.ERROR)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        handler.close()
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140)
     try:
@@ -155,7 +179,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         console.print(f"[red]cilium-ipam simulate:[/red] {err}")
         return 2
     wall = time.monotonic()
-    result = run_scenario(scenario, args.seed, policies, console=console, live=not args.no_live)
+    with engine_log(args.log):
+        result = run_scenario(scenario, args.seed, policies, console=console, live=not args.no_live)
     result["wall_seconds"] = time.monotonic() - wall
     console.print(summary_table(result, policies))
     console.print(calls_table(result, policies))

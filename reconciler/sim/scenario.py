@@ -97,7 +97,7 @@ SCENARIOS: dict[str, Scenario] = {
             nodes=300,
             pods_per_node=20,
             node_join_window=120.0,
-            pod_start_window=30.0,
+            pod_start_window=10.0,
             release_excess=True,
             churn=Churn(fraction_per_minute=0.05, start=240.0, duration=300.0),
             duration=900.0,
