@@ -53,3 +53,42 @@ def offered_cidrs(node_obj: dict[str, Any]) -> list[str]:
         out += list(eni.get("prefixes") or [])
         out += list(eni.get("ipv6-prefixes") or [])
     return out
+
+
+class LibraryAgent:
+    """The project's agent library (reconciler.agent.Agent) writing to a real ClusterStore.
+
+    `sync()` reads the CiliumNode, lets the agent ingest it, and writes back only the fields the
+    agent owns -- `spec.ipam.pools` (requested and allocated) -- with the version it read.
+    """
+
+    def __init__(self, store: ClusterStore, name: str, mode: str = "eni") -> None:
+        from reconciler.agent.agent import Agent, AgentConfig
+
+        self.store = store
+        self.name = name
+        self.agent = Agent(name, AgentConfig(mode=mode))
+
+    def add_pods(self, count: int, prefix: str = "pod") -> list[str]:
+        from reconciler.agent.pods import PodInfo
+
+        keys = []
+        for i in range(count):
+            self.agent.add_pod(PodInfo("default", f"{prefix}-{i}"))
+            keys.append(f"default/{prefix}-{i}")
+        return keys
+
+    def sync(self) -> dict[str, Any]:
+        from reconciler.model import CiliumNode
+
+        while True:
+            obj = self.store.get(CILIUM_NODE, self.name)
+            ipam = self.agent.sync(CiliumNode.from_obj(obj))
+            obj.setdefault("spec", {}).setdefault("ipam", {})["pools"] = ipam.to_obj().get("pools", {})
+            try:
+                return self.store.update(CILIUM_NODE, obj)
+            except Conflict:
+                continue
+
+    def pod_ips(self) -> dict[str, str]:
+        return {p.key: p.ips.get(4, "") for p in self.agent.pods() if p.ips.get(4)}
