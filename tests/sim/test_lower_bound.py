@@ -106,3 +106,10 @@ def test_s2_prefix_bound_is_one_assign_per_node() -> None:
     lb = lower_bound([33] * 1000, M5_XLARGE, prefix_delegation=True)
     assert dict(lb.calls_by_action) == {ASSIGN: 1000}
     assert lb.seconds == pytest.approx((1000 - 100) / 5)
+
+
+def test_bound_uses_the_same_buckets_as_the_simulator_EC2_SIM_5() -> None:
+    from reconciler.ec2.sim.throttle import bucket_size
+
+    for action, bucket in AWS_BUCKETS.items():
+        assert bucket_size(action) == (bucket.capacity, bucket.refill), action
