@@ -16,6 +16,7 @@ from reconciler.clock import SimClock
 from reconciler.ec2.api import CreateNetworkInterfaceRequest, Ec2Error
 from reconciler.ec2.limits import StaticLimits
 from reconciler.ec2.sim import SimulatedEc2
+from reconciler.ec2.sim.addressing import PLACEMENTS
 
 SUBNETS = (("10.0.0.0/26", "2600:1f18:1:100::/64"), ("10.0.1.0/27", None), ("10.0.2.0/28", None))
 TYPES = ("m5.large", "t3.medium", "t2.micro")
@@ -23,9 +24,11 @@ LIMITS = StaticLimits()
 
 
 class SimulatorMachine(RuleBasedStateMachine):
-    @initialize(seed=st.integers(0, 2**16))
-    def build(self, seed: int) -> None:
-        self.sim = SimulatedEc2(SimClock(), seed=seed, throttling=False, record_calls=False)
+    @initialize(seed=st.integers(0, 2**16), placement=st.sampled_from(PLACEMENTS))
+    def build(self, seed: int, placement: str) -> None:
+        self.sim = SimulatedEc2(
+            SimClock(), seed=seed, throttling=False, record_calls=False, address_placement=placement
+        )
         vpc = self.sim.add_vpc("10.0.0.0/16", ipv6_cidr="2600:1f18:1:100::/56")
         self.subnets = [self.sim.add_subnet(vpc, "a", v4, ipv6_cidr=v6) for v4, v6 in SUBNETS]
         self.cidrs = {

@@ -4,6 +4,7 @@ fragmentation, /80 IPv6 prefixes from /64 subnets."""
 from __future__ import annotations
 
 import ipaddress
+import random
 
 import pytest
 
@@ -148,3 +149,26 @@ def test_ec2_sim_2_delete_returns_every_address() -> None:
     assert _available(sim, subnet) == start - 1 - 32 - 1
     sim.delete_network_interface(eni.id)
     assert _available(sim, subnet) == start
+
+
+def test_ec2_sim_2_packed_placement_keeps_prefixes_available_random_fragments() -> None:
+    """A /24 has 16 blocks; 100 packed addresses fill the two reserved blocks (27 free) and five
+    more, leaving 9 delegable /28s. Scattered (random) placement leaves fewer."""
+    free_prefixes = {}
+    for placement in ("packed", "random"):
+        sim, _, subnet, _ = small_world("10.0.1.0/24", ipv6=False, address_placement=placement)
+        for _ in range(11):  # the instance's primary + 11 x 9 = 100 addresses
+            new_eni(sim, subnet, secondary_private_ip_count=8)
+        assert sim.describe_subnets(ids=[subnet])[0].available_ip_address_count == 251 - 100
+        free_prefixes[placement] = sim.subnets[subnet].pool.free_prefixes
+    assert free_prefixes["packed"] == 9 and free_prefixes["random"] < 9
+
+
+def test_ec2_sim_2_packed_placement_reuses_released_addresses_first() -> None:
+    pool = Ipv4Pool("10.0.1.0/24", "packed")
+    rng = random.Random(0)
+    first = pool.take_random(30, rng)
+    pool.give_back(first[-1])
+    assert pool.take_random(1, rng) == [first[-1]]  # the only hole in a partly used block
+    with pytest.raises(ValueError):
+        Ipv4Pool("10.0.1.0/24", "sparse")

@@ -5,9 +5,13 @@ Addresses are offsets from the subnet's network address. The subnet is cut into 
 holds the blocks with none, which are exactly the prefixes EC2 can delegate. AWS reserves the first
 four and the last address, so the first and last blocks are never wholly free.
 
-Single addresses are taken uniformly at random among free ones (EC2 scatters secondary IPs, which is
-what fragments subnets for prefix delegation); prefixes are taken at random among wholly free
-blocks. Every operation is O(1) per address (O(16) per prefix).
+Placement of single addresses is a policy, because EC2 does not document its own:
+- "random" (default): uniformly random among free addresses. EC2 scatters secondary IPs, which is
+  what fragments subnets for prefix delegation; this is the worst case for prefixes.
+- "packed": fill blocks that are already partly used before opening a wholly free one -- the best
+  case for prefixes (fragmentation then only comes from releases).
+Prefixes are taken at random among wholly free blocks. Every operation is O(1) per address (O(16)
+per prefix): free addresses, wholly free blocks and partly used blocks each live in a `FreeSet`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ IPV6_PREFIX_PREFIXLEN = 80
 IPV6_SLOTS = 1 << (IPV6_PREFIX_PREFIXLEN - IPV6_SUBNET_PREFIXLEN)
 RESERVED_HEAD = 4
 RESERVED_TAIL = 1
+PLACEMENTS = ("random", "packed")
 
 
 class AddressError(Exception):
@@ -38,10 +43,13 @@ class AddressError(Exception):
 class Ipv4Pool:
     """Free and used IPv4 space of one subnet (IPv4 /16 .. /28)."""
 
-    def __init__(self, cidr: str) -> None:
+    def __init__(self, cidr: str, placement: str = "random") -> None:
         net = ipaddress.IPv4Network(cidr)
         if not 16 <= net.prefixlen <= 28:
             raise ValueError(f"EC2 subnets are /16 to /28; {cidr} is not")
+        if placement not in PLACEMENTS:
+            raise ValueError(f"address placement is one of {PLACEMENTS}, not {placement!r}")
+        self.placement = placement
         self.network = net
         self._base = int(net.network_address)
         self.size = net.num_addresses
@@ -51,6 +59,9 @@ class Ipv4Pool:
         for offset in (*range(RESERVED_HEAD), self.size - 1):
             self._block_used[offset // PREFIX_SIZE] += 1
         self._free_blocks = FreeSet(blocks, (b for b in range(blocks) if self._block_used[b] == 0))
+        self._partial_blocks = FreeSet(
+            blocks, (b for b in range(blocks) if 0 < self._block_used[b] < PREFIX_SIZE)
+        )
 
     # --- queries ---------------------------------------------------------------------------------
     @property
@@ -77,10 +88,17 @@ class Ipv4Pool:
             )
         taken = []
         for _ in range(count):
-            offset = self._free.pick(rng)
+            offset = self._pick_packed(rng) if self.placement == "packed" else self._free.pick(rng)
             self._take(offset)
             taken.append(self._ip(offset))
         return taken
+
+    def _pick_packed(self, rng: random.Random) -> int:
+        """A free address in a partly used block, else the first of a random wholly free block."""
+        if len(self._partial_blocks):
+            start = self._partial_blocks.pick(rng) * PREFIX_SIZE
+            return next(o for o in range(start, start + PREFIX_SIZE) if o in self._free)
+        return self._free_blocks.pick(rng) * PREFIX_SIZE
 
     def take_specific(self, ips: list[str]) -> list[str]:
         offsets = [self._checked_offset(ip) for ip in ips]
@@ -101,7 +119,10 @@ class Ipv4Pool:
         block = offset // PREFIX_SIZE
         self._block_used[block] -= 1
         if self._block_used[block] == 0:
+            self._partial_blocks.discard(block)
             self._free_blocks.add(block)
+        else:
+            self._partial_blocks.add(block)
 
     # --- /28 prefixes ----------------------------------------------------------------------------
     def take_random_prefixes(self, count: int, rng: random.Random) -> list[str]:
@@ -174,6 +195,10 @@ class Ipv4Pool:
         if self._block_used[block] == 0:
             self._free_blocks.remove(block)
         self._block_used[block] += 1
+        if self._block_used[block] == PREFIX_SIZE:
+            self._partial_blocks.discard(block)
+        else:
+            self._partial_blocks.add(block)
 
     def _take_block(self, block: int) -> None:
         self._free_blocks.remove(block)

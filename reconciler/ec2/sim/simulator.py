@@ -10,6 +10,11 @@ state changes), and is recorded in `sim.calls` with its simulated start and fini
 calls.py for how latency reaches the caller). Admin methods (`add_*`, `launch_instance`,
 `terminate_instance`, `allocate_address`) build the world; they are not EC2 calls, so they are
 neither throttled nor recorded. Thread-safe: one lock around state; `sleep` runs outside it.
+
+Knobs: `seed`; `latency` + `sleep` (calls.py); `visibility_delay` (eventual consistency);
+`throttling`; `faults` (faults.py); `paginate_describes` (a token and a latency per 1,000-item page,
+as Boto3Ec2 pages); `address_placement` "random" (EC2-like scattering, worst case for /28 prefixes)
+or "packed" (best case); `record_calls` (off for very long runs; `call_counts` is always kept).
 """
 
 from __future__ import annotations
@@ -56,8 +61,9 @@ class SimulatedEc2(SimState):
         observer: Ec2CallObserver | None = None,
         record_calls: bool = True,
         paginate_describes: bool = True,
+        address_placement: str = "random",
     ) -> None:
-        super().__init__(clock, random.Random(seed), limits or StaticLimits())
+        super().__init__(clock, random.Random(seed), limits or StaticLimits(), address_placement)
         self.latency = latency or LatencyModel()
         self.visibility_delay = visibility_delay
         self.faults = FaultInjector(random.Random(seed + 1))

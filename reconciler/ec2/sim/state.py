@@ -16,7 +16,7 @@ from reconciler.clock import Clock
 from reconciler.ec2 import api
 from reconciler.ec2.api import Ec2Error, make_error
 from reconciler.ec2.limits import StaticLimits
-from reconciler.ec2.sim.addressing import Ipv4Pool, Ipv6Pool
+from reconciler.ec2.sim.addressing import PLACEMENTS, Ipv4Pool, Ipv6Pool
 from reconciler.ec2.sim.resources import (
     SimAddress,
     SimAttachment,
@@ -49,8 +49,13 @@ def _fail(code: str, message: str) -> Ec2Error:
 
 
 class SimState:
-    def __init__(self, clock: Clock, rng: random.Random, limits: StaticLimits) -> None:
+    def __init__(
+        self, clock: Clock, rng: random.Random, limits: StaticLimits, address_placement: str = "random"
+    ) -> None:
+        if address_placement not in PLACEMENTS:
+            raise ValueError(f"address_placement is one of {PLACEMENTS}, not {address_placement!r}")
         self._clock = clock
+        self.address_placement = address_placement
         self._rng = rng
         self.limits = limits
         self.vpcs: dict[str, SimVpc] = {}
@@ -116,7 +121,7 @@ class SimState:
             availability_zone=availability_zone,
             cidr=str(net),
             ipv6_cidr=ipv6_cidr,
-            pool=Ipv4Pool(str(net)),
+            pool=Ipv4Pool(str(net), self.address_placement),
             ipv6_pool=Ipv6Pool(ipv6_cidr) if ipv6_cidr else None,
             tags=dict(tags or {}),
         )
