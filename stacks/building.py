@@ -13,7 +13,7 @@ import pulumi
 from provider.dual_stack_subnet import DualStackSubnet
 from provider.node_config import CiliumNodeConfig
 from provider.pod_ip_pool import CiliumPodIPPool
-from provider.reconciler_component import CiliumIpamReconciler
+from provider.reconciler_component import DEFAULT_IMAGE, CiliumIpamReconciler
 
 from .settings import NodeConfigSetting, PoolSetting, SubnetSetting
 
@@ -112,12 +112,11 @@ def declare_reconciler(
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> CiliumIpamReconciler:
     """The operator Deployment (and RBAC, IRSA ServiceAccount) once its configuration exists."""
-    extra = {"image": image} if image else {}
     return CiliumIpamReconciler(
         OPERATOR_NAME,
         namespace=namespace,
         role_arn=role_arn,
         operator_flags=list(flags),
+        image=image or DEFAULT_IMAGE,
         opts=pulumi.ResourceOptions(depends_on=list(depends_on)),
-        **extra,
     )

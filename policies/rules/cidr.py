@@ -64,6 +64,6 @@ def overlapping_pairs(labelled: list[tuple[str, Network]]) -> list[tuple[str, Ne
     pairs: list[tuple[str, Network, str, Network]] = []
     for index, (label_a, net_a) in enumerate(labelled):
         for label_b, net_b in labelled[index + 1 :]:
-            if net_a.version == net_b.version and net_a.overlaps(net_b):  # type: ignore[arg-type]
+            if net_a.version == net_b.version and net_a.overlaps(net_b):
                 pairs.append((label_a, net_a, label_b, net_b))
     return pairs

@@ -28,6 +28,8 @@ from .views import (
     DUAL_STACK_SUBNET,
     IAM_POLICY,
     POOL,
+    IamView,
+    PoolView,
     iam_view,
     pool_view,
     resource_kind,
@@ -65,7 +67,7 @@ CONFIG_NAMES: dict[str, tuple[str, ...]] = {
     POOL_CAPACITY: ("nodeCount", "poolNodeCounts", "podsPerNode"),
 }
 
-PoolCheck = Callable[[pool_rules.PoolView, dict[str, Any]], list[str]]
+PoolCheck = Callable[[PoolView, dict[str, Any]], list[str]]
 ResourceValidate = Callable[[ResourceValidationArgs, ReportViolation], None]
 
 
@@ -97,7 +99,7 @@ def _validate_subnet(args: ResourceValidationArgs, report_violation: ReportViola
         report_violation(message, None)
 
 
-def _is_eni_operator_document(view: eni_rules.IamView) -> bool:
+def _is_eni_operator_document(view: IamView) -> bool:
     granted = {action.lower() for action in view.granted or ()}
     return "ec2:assignprivateipaddresses" in granted or "ec2:createnetworkinterface" in granted
 

@@ -12,8 +12,6 @@ from .cidr import FAMILY_BITS, CidrProblem, Family, Network, overlapping_pairs, 
 from .values import as_int
 from .views import FamilyView, PoolView
 
-FAMILY_LABEL: dict[str, str] = {"ipv4": "IPv4", "ipv6": "IPv6"}
-
 
 def _subject(pool: PoolView) -> str:
     return f"CiliumPodIPPool '{pool.name}'"

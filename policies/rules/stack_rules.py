@@ -96,7 +96,7 @@ def _configured_networks(config: Mapping[str, Any], key: str, what: str) -> list
     labelled: list[tuple[str, Network]] = []
     for text in as_list(config.get(key)):
         for family in ("ipv4", "ipv6"):
-            parsed = parse_cidr(text, family)  # type: ignore[arg-type]
+            parsed = parse_cidr(text, family)
             if not isinstance(parsed, CidrProblem):
                 labelled.append((f"the {what} CIDR {parsed}", parsed))
     return labelled

@@ -13,9 +13,6 @@ from pulumi_policy.proxy import UnknownValueError
 
 __all__ = ["UnknownValueError", "as_bool", "as_int", "as_list", "as_mapping", "pick"]
 
-MISSING = object()
-
-
 def pick(props: Any, *keys: str, default: Any = None) -> Any:
     """The first of `keys` present in `props` (a mapping), else `default`."""
     if not isinstance(props, Mapping):
