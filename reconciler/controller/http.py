@@ -6,6 +6,7 @@ interfaces unless the user names a host). Port 0 picks a free port (tests read `
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +25,10 @@ def parse_address(flag: str, value: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or int(port) > 65535:
         raise AddressError(f"--{flag} expects [host]:port such as :9963 or 127.0.0.1:9963, got {value!r}")
     return (host.strip("[]") or "127.0.0.1", int(port))
+
+
+class _V6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
 
 
 class Endpoints:
@@ -48,7 +53,8 @@ class Endpoints:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
                 return None
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
+        server_class = _V6Server if ":" in host else ThreadingHTTPServer
+        self._server = server_class((host, port), Handler)
         self._server.daemon_threads = True
         self.host = host
         self.port = int(self._server.server_address[1])

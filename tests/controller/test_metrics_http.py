@@ -69,3 +69,14 @@ def test_metrics_are_served_over_http() -> None:
             assert "cilium_operator_ipam_resync_total 1.0" in resp.read().decode()
     finally:
         server.stop()
+
+
+def test_an_ipv6_pod_address_binds_too() -> None:
+    """The provider passes `[$(POD_IP)]:port`; on IPv6 clusters that is a v6 address."""
+    host, port = parse_address("health-addr", "[::1]:0")
+    server = Endpoints(host, port, {"/healthz": lambda: (200, "text/plain", b"ok")}).start()
+    try:
+        with urllib.request.urlopen(f"http://[::1]:{server.port}/healthz", timeout=5) as resp:
+            assert resp.read() == b"ok"
+    finally:
+        server.stop()
