@@ -141,6 +141,7 @@ def _run_scenario(
                         ctx.metrics,
                     )
                 )
+            console.print()
         else:
             results[name] = run(ctx, policy, workload)
         cpu[name] = time.process_time() - started

@@ -93,7 +93,7 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario(
             name="demo",
-            description="300 m5.xlarge nodes joining over 2 min, 20 pods each, 5 %/min churn, release on",
+            description="m5.xlarge nodes joining over 2 min, 20 pods each, 5 %/min churn, release on",
             nodes=300,
             pods_per_node=20,
             node_join_window=120.0,
@@ -105,7 +105,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             name="s1-burst",
-            description="1,000 m5.xlarge nodes, 25 pending pods each at t=0, three /16 subnets",
+            description="m5.xlarge nodes, 25 pending pods each at t=0, three /16 subnets",
             nodes=1000,
             pods_per_node=25,
             duration=3600.0,
@@ -122,7 +122,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             name="s3-churn",
-            description="1,000 nodes, 10 % of pods replaced per minute for 30 min, release-excess on",
+            description="25 pods per node, 10 % replaced per minute for 30 min, release-excess on",
             nodes=1000,
             pods_per_node=25,
             release_excess=True,
@@ -132,7 +132,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             name="s4-scale",
-            description="5,000 nodes in steady state: one full scan (cache refresh + planning)",
+            description="steady state: one full scan (cache refresh + planning)",
             mode="scan",
             nodes=5000,
             pods_per_node=25,
@@ -141,7 +141,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             name="s5-multipool",
-            description="5,000 nodes each requesting blocks from two pools",
+            description="every node requesting blocks from two pools",
             mode="multipool",
             nodes=5000,
             pods_per_node=25,

@@ -46,7 +46,7 @@ def live_panel(title: str, now: float, nodes_total: int, nodes_ready: int, ips: 
 def summary_table(report: Mapping[str, Any], policies: Sequence[str]) -> Table:
     """Each figure next to its target, every policy's value and the lower bound."""
     sc = report["scenario"]
-    table = Table(title=f"{sc['name']}: {sc['description']} (seed {report['seed']})")
+    table = Table(title=f"{sc['name']} ({sc['nodes']:,} nodes, seed {report['seed']}): {sc['description']}")
     table.add_column("figure")
     table.add_column("target", justify="right")
     for p in policies:
