@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import ipaddress
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from reconciler.ec2.limits import StaticLimits
 from reconciler.eni.calc import node_demand
@@ -31,7 +32,7 @@ from reconciler.eni.results import NodeResult
 from .helpers import AZ, SimpleAgent, node_for, sim_world
 
 TYPES = ["m5.large", "m5.xlarge", "t3.medium", "m4.large", "c5.large"]
-GC_INTERVAL = 60.0
+GC_INTERVAL = 30.0
 RELEASE_DELAY = 20.0
 SCAN_EVERY = 10.0
 GC_TAGS = {"io.cilium/cilium-managed": "true", "io.cilium/cluster-name": "default"}
@@ -77,6 +78,16 @@ class EniEngineMachine(RuleBasedStateMachine):
         """Operator flag change = a restart with the new flag."""
         self.prefix_delegation = enabled
         self.restart()
+
+    @initialize(
+        itype=st.sampled_from(TYPES), first=st.sampled_from([0, 1]), v6=st.booleans(), pods=st.integers(0, 30)
+    )
+    def first_node(self, itype: str, first: int, v6: bool, pods: int) -> None:
+        self.add_node(itype, first, v6, False, pods)
+
+    def teardown(self) -> None:
+        """Every example ends with faults stopped and time to converge: check it did."""
+        self.settle()
 
     @precondition(lambda self: len(self.agents) < 5)
     @rule(
@@ -149,8 +160,8 @@ class EniEngineMachine(RuleBasedStateMachine):
     @rule()
     def settle(self) -> None:
         self.sim.faults.clear()
-        for _ in range(int((RELEASE_DELAY + 3 * SCAN_EVERY + 2 * GC_INTERVAL) / 2) + 10):
-            self._tick(2.0)
+        for _ in range(int((RELEASE_DELAY + 3 * SCAN_EVERY + 2 * GC_INTERVAL) / 3) + 10):
+            self._tick(3.0)
         for name, agent in self.agents.items():
             agent.step()
             if self._fits(agent):
@@ -240,9 +251,9 @@ class EniEngineMachine(RuleBasedStateMachine):
 
 
 EniEngineMachine.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=40,
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-TestEniEngineStateMachine = EniEngineMachine.TestCase
+TestEniEngineStateMachine = pytest.mark.slow(EniEngineMachine.TestCase)
