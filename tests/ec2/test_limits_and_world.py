@@ -3,15 +3,18 @@ the world builder the simulation uses."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 from pathlib import Path
 
+import boto3
 import pytest
 
 from reconciler.clock import SimClock
 from reconciler.ec2 import gen_limits
-from reconciler.ec2.api import UnknownInstanceType
+from reconciler.ec2.api import Ec2Api, UnknownInstanceType
+from reconciler.ec2.boto3_adapter import Boto3Ec2
 from reconciler.ec2.limits import InstanceLimitsCache, StaticLimits
 from reconciler.ec2.sim import SimulatedEc2, build_world
 from reconciler.ec2.sim.freeset import FreeSet
@@ -81,3 +84,15 @@ def test_freeset_add_remove_pick() -> None:
     items.discard(3)
     items.add(1)
     assert len(items) == 2
+
+
+def test_both_adapters_implement_the_port() -> None:
+    """Every `Ec2Api` method exists on both adapters with the same keyword names."""
+    client = boto3.client("ec2", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
+    for adapter in (SimulatedEc2(SimClock()), Boto3Ec2(client=client)):
+        assert isinstance(adapter, Ec2Api)
+        for name, method in inspect.getmembers(Ec2Api, inspect.isfunction):
+            if name.startswith("_"):
+                continue
+            wanted = list(inspect.signature(method).parameters)
+            assert list(inspect.signature(getattr(type(adapter), name)).parameters) == wanted, name
