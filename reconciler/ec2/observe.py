@@ -3,7 +3,9 @@
 The controller plugs Prometheus in: `observe_call` feeds
 `cilium_operator_ec2_api_duration_seconds{operation,response_code}` and `observe_rate_limit` feeds
 `cilium_operator_ec2_api_rate_limit_duration_seconds{operation}`. `operation` is the EC2 action name
-(e.g. "AssignPrivateIpAddresses"); `response_code` is "OK" or the AWS error code.
+(e.g. "AssignPrivateIpAddresses"); `response_code` is "OK" or the AWS error code (e.g.
+"RequestLimitExceeded"). Cilium itself puts the HTTP status line ("503 Service Unavailable") in that
+label for failures; the error code is more useful for alerts and "OK" matches Cilium for successes.
 """
 
 from __future__ import annotations
