@@ -51,6 +51,7 @@ ENI_IAM = "eni-iam-permissions"
 POOLS_NO_OVERLAP = "pools-no-overlap"
 DEFAULT_POOL_EXISTS = "default-pool-exists"
 NODE_CONFIG_CONFLICTS = "node-config-no-conflicts"
+POOL_SELECTORS = "pool-selectors-unambiguous"
 POOL_CAPACITY = "pool-capacity"
 
 CONFIG_NAMES: dict[str, tuple[str, ...]] = {
@@ -64,6 +65,7 @@ CONFIG_NAMES: dict[str, tuple[str, ...]] = {
     POOLS_NO_OVERLAP: ("vpcCidrs", "serviceCidrs"),
     DEFAULT_POOL_EXISTS: ("knownPools",),
     NODE_CONFIG_CONFLICTS: (),
+    POOL_SELECTORS: (),
     POOL_CAPACITY: ("nodeCount", "poolNodeCounts", "podsPerNode"),
 }
 
@@ -216,6 +218,12 @@ def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
             NODE_CONFIG_CONFLICTS,
             "CiliumNodeConfigs that can select the same node agree on every default they set.",
             lambda resources, _config: stack_rules.node_config_conflict_problems(resources),
+            MANDATORY,
+        ),
+        _stack(
+            POOL_SELECTORS,
+            "No pod can match the podSelector/namespaceSelector of two pools of one family (MP-SEL-2).",
+            lambda resources, _config: stack_rules.pool_selector_problems(resources),
             MANDATORY,
         ),
         _stack(

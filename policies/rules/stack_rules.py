@@ -225,3 +225,46 @@ def capacity_problems(resources: list[StackResource], config: Mapping[str, Any])
                     )
                 )
     return problems
+
+
+def _selector_text(selector: Mapping[str, Any] | None) -> str:
+    return "any" if not selector else ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
+
+
+def pool_selector_problems(resources: list[StackResource]) -> list[Problem]:
+    """MP-SEL-2: a pod may match the selectors of at most one pool per family, else allocation fails."""
+    candidates = sorted(
+        (c for c in collect_pools(resources) if c.view.is_selector_candidate), key=lambda c: c.view.name
+    )
+    problems: list[Problem] = []
+    for index, first in enumerate(candidates):
+        for second in candidates[index + 1 :]:
+            a: PoolView = first.view
+            b: PoolView = second.view
+            shared = sorted({f for f, _ in a.families()} & {f for f, _ in b.families()})
+            if not shared:
+                continue
+            try:
+                pod = common_labels(a.pod_selector or {}, b.pod_selector or {})
+                namespace = common_labels(a.namespace_selector or {}, b.namespace_selector or {})
+            except UnsupportedSelector as error:
+                problems.append(
+                    (
+                        f"CiliumPodIPPool '{b.name}' or '{a.name}' uses an unsupported selector {error}; "
+                        "use In, NotIn, Exists or DoesNotExist.",
+                        second.urn,
+                    )
+                )
+                continue
+            if pod is None or namespace is None:
+                continue
+            problems.append(
+                (
+                    f"CiliumPodIPPools '{a.name}' and '{b.name}' can both select the same {shared[0]} pod "
+                    f"(e.g. pod labels {_selector_text(pod)} in a namespace with labels "
+                    f"{_selector_text(namespace)}), so its allocation fails (MP-SEL-2); make their "
+                    "podSelector / namespaceSelector disjoint.",
+                    second.urn,
+                )
+            )
+    return problems

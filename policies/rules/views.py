@@ -101,6 +101,13 @@ class PoolView:
     ipv6: FamilyView | None
     allow_first_ip: bool = False
     allow_last_ip: bool = False
+    pod_selector: Mapping[str, Any] | None = None
+    namespace_selector: Mapping[str, Any] | None = None
+
+    @property
+    def is_selector_candidate(self) -> bool:
+        """MP-SEL-1: only pools with a podSelector or namespaceSelector are matched by selectors."""
+        return self.pod_selector is not None or self.namespace_selector is not None
 
     def families(self) -> list[tuple[str, FamilyView]]:
         return [(name, fam) for name, fam in (("ipv4", self.ipv4), ("ipv6", self.ipv6)) if fam is not None]
@@ -121,7 +128,13 @@ def pool_view(props: Mapping[str, Any], fallback_name: str) -> PoolView:
         ipv6=_family(spec.get("ipv6")),
         allow_first_ip=as_bool(pick(spec, "allowFirstIP", "allow_first_ip")),
         allow_last_ip=as_bool(pick(spec, "allowLastIP", "allow_last_ip")),
+        pod_selector=_selector(pick(spec, "podSelector", "pod_selector")),
+        namespace_selector=_selector(pick(spec, "namespaceSelector", "namespace_selector")),
     )
+
+
+def _selector(value: Any) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None
 
 
 @dataclass(frozen=True)

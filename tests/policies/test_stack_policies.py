@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from policy_harness import dynamic_pool, node_config, raw_pool, stack_resource, validate_stack
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
@@ -156,3 +158,33 @@ def test_correctness_policies_are_mandatory_and_every_policy_has_a_description()
         assert policy.description
         if name != "pool-capacity":
             assert policy.enforcement_level is EnforcementLevel.MANDATORY, name
+
+
+def selector_pool(name: str, cidr: str, **selectors: Any) -> Any:
+    return raw_pool(name, ipv4={"cidrs": [cidr], "maskSize": 24}, **selectors)
+
+
+def test_pools_whose_selectors_can_match_one_pod_are_refused() -> None:
+    """MP-SEL-2: two selector matches for one family make the pod's allocation fail."""
+    team_a = selector_pool("team-a", "10.20.0.0/16", podSelector={"matchLabels": {"team": "a"}})
+    prod_ns = selector_pool("prod", "10.21.0.0/16", namespaceSelector={"matchLabels": {"env": "prod"}})
+    violations = validate_stack("pool-selectors-unambiguous", [team_a, prod_ns, DC1])
+    assert violations == [
+        (
+            "CiliumPodIPPools 'prod' and 'team-a' can both select the same ipv4 pod (e.g. pod labels "
+            "team=a in a namespace with labels env=prod), so its allocation fails (MP-SEL-2); make their "
+            "podSelector / namespaceSelector disjoint.",
+            team_a.urn,
+        )
+    ]
+
+
+def test_disjoint_selectors_other_families_and_selectorless_pools_are_fine() -> None:
+    team_a = selector_pool("team-a", "10.20.0.0/16", podSelector={"matchLabels": {"team": "a"}})
+    team_b = selector_pool("team-b", "10.22.0.0/16", podSelector={"matchLabels": {"team": "b"}})
+    v6_team_a = raw_pool(
+        "v6-team-a",
+        ipv6={"cidrs": ["fd00::/104"], "maskSize": 120},
+        podSelector={"matchLabels": {"team": "a"}},
+    )
+    assert validate_stack("pool-selectors-unambiguous", [team_a, team_b, v6_team_a, DC1, DC2]) == []
