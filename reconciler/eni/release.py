@@ -100,6 +100,14 @@ def covered(cidr: str, allocated: Sequence[str]) -> bool:
     return False
 
 
+def _owner(
+    cidr: str, owner_ip: Mapping[str, NetworkInterface], owner_prefix: Mapping[str, NetworkInterface]
+) -> NetworkInterface | None:
+    if cidr.endswith("/32"):
+        return owner_ip.get(cidr.split("/")[0])
+    return owner_prefix.get(cidr)
+
+
 def plan_release(
     due: Sequence[str],
     allocated: Sequence[str],
@@ -110,29 +118,29 @@ def plan_release(
     """ENI-REL-2/4 + ENI-CALC-2: group due CIDRs into calls, at most `excess` addresses in total.
 
     Primary addresses are never released (EC2 forbids it; they leave with the ENI). Candidates are
-    taken oldest first; a /28 that would overshoot the cap is skipped for a smaller one.
+    taken oldest first; one that would overshoot the cap is skipped for a smaller one. CIDRs go
+    whole, so when the cap is positive but smaller than every candidate (a /28 against excessIPs of
+    14), the oldest one is released anyway: otherwise a /28 the agent gave up could never go.
     """
     owner_ip = {ip: e for e in enis for ip in e.secondary_ips}
     owner_prefix = {p: e for e in enis for p in e.ipv4_prefixes}
+    candidates = [c for c in due if not covered(c, allocated) and _owner(c, owner_ip, owner_prefix)]
+    chosen: list[str] = []
     budget = excess
+    for cidr in candidates:
+        if 0 < size(cidr) <= budget:
+            chosen.append(cidr)
+            budget -= size(cidr)
+    if not chosen and candidates and excess > 0:
+        chosen = candidates[:1]
     ips: dict[str, list[str]] = {}
     prefixes: dict[str, list[str]] = {}
-    for cidr in due:
-        if budget <= 0:
-            break
-        if covered(cidr, allocated):
-            continue
-        addresses = size(cidr)
-        if addresses > budget:
-            continue
+    for cidr in chosen:
         address = cidr.split("/")[0]
         if cidr.endswith("/32") and address in owner_ip:
             ips.setdefault(owner_ip[address].id, []).append(address)
-        elif cidr in owner_prefix:
-            prefixes.setdefault(owner_prefix[cidr].id, []).append(cidr)
         else:
-            continue
-        budget -= addresses
+            prefixes.setdefault(owner_prefix[cidr].id, []).append(cidr)
     subnet_of = {e.id: e.subnet_id for e in enis}
     reason = f"absent from spec.ipam.pools.allocated for >= {delay:g}s"
     actions = [

@@ -85,6 +85,12 @@ def test_eni_rel_2_capped_by_excess_skipping_a_prefix_that_overshoots() -> None:
     assert plan_release(due, [], ENIS, excess=0, delay=180) == []
 
 
+def test_eni_rel_2_a_prefix_larger_than_a_positive_cap_still_goes_alone() -> None:
+    """CIDRs go whole: with excessIPs 14 and only a /28 due, that /28 is released (else never)."""
+    actions = plan_release(["10.0.1.0/28"], [], ENIS, excess=14, delay=180)
+    assert [(a.eni_id, a.ipv4_prefixes) for a in actions] == [("e1", ("10.0.1.0/28",))]
+
+
 def test_eni_rel_4_never_release_what_an_allocated_cidr_covers() -> None:
     due = ["10.0.0.2/32", "10.0.1.0/28"]
     allocated = ["10.0.1.4/32", "10.0.0.0/30"]  # overlaps the /28 and covers 10.0.0.2
