@@ -59,7 +59,7 @@ from reconciler.eni.config import EniOperatorConfig, creation_tags, gc_tags, res
 from reconciler.eni.create import CreateEni, device_index, plan_create
 from reconciler.eni.executor import Executor
 from reconciler.eni.gc import EniGarbageCollector, GcResult
-from reconciler.eni.ipv6 import holds_ipv6_prefix, plan_ipv6
+from reconciler.eni.ipv6 import AssignIpv6Prefix, holds_ipv6_prefix, plan_ipv6
 from reconciler.eni.log import log_event
 from reconciler.eni.publish import changed_enis, node_enis, offered_cidrs, usable_for_pods
 from reconciler.eni.release import CidrTracker, plan_release
@@ -397,7 +397,7 @@ class EniOperator:
             if remaining <= 0 and not want_v6:
                 break
             view = self._view(node)
-            action: AssignIps | AssignPrefixes | CreateEni | None = None
+            action: AssignIps | AssignPrefixes | CreateEni | AssignIpv6Prefix | None = None
             try:
                 if want_v6:
                     try:
@@ -407,6 +407,7 @@ class EniOperator:
                         want_v6 = False
                         continue
                     if v6 is not None:
+                        action = v6
                         result.actions.append(self.executor.assign_ipv6(name, v6))
                         want_v6 = False
                         if self.executor.dry_run:
@@ -538,6 +539,8 @@ class EniOperator:
             return f"assigning {action.count} prefix(es) to {action.eni_id}"
         if isinstance(action, AssignIps):
             return f"assigning {action.count} address(es) to {action.eni_id}"
+        if isinstance(action, AssignIpv6Prefix):
+            return f"assigning an IPv6 /80 prefix to {action.eni_id}"
         return "allocation"
 
     def _log_capacity(self, name: str, reason: str) -> None:
