@@ -82,9 +82,12 @@ class CiliumIpamReconciler(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("cilium-ipam:index:CiliumIpamReconciler", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # depends_on on a component does not hold back its children: pass it down so the operator
+        # starts only after what it needs (IAM policy, CNI ConfigMap, pools) exists.
+        outer = _as_resources(opts.depends_on if opts is not None else None)
+        child = pulumi.ResourceOptions(parent=self, depends_on=outer)
         labels = {"app.kubernetes.io/name": "cilium-ipam", "app.kubernetes.io/instance": name}
-        prereqs: list[pulumi.Resource] = []
+        prereqs: list[pulumi.Resource] = list(outer)
         if create_namespace:
             prereqs.append(k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=child))
         if install_crds:
@@ -235,6 +238,16 @@ def _deployment_spec(
         "strategy": {"type": "RollingUpdate", "rolling_update": {"max_unavailable": 1, "max_surge": 0}},
         "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
     }
+
+
+def _as_resources(depends_on: object) -> list[pulumi.Resource]:
+    if depends_on is None:
+        return []
+    if isinstance(depends_on, pulumi.Resource):
+        return [depends_on]
+    if isinstance(depends_on, list | tuple):
+        return [r for r in depends_on if isinstance(r, pulumi.Resource)]
+    return []
 
 
 def _crds(name: str, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:

@@ -120,6 +120,8 @@ def test_eni_program_builds_dual_stack_vpc_irsa_role_and_least_privilege_policy(
         "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/operator-role"
     }
     (deployment,) = run.of_type("kubernetes:apps/v1:Deployment")
+    # The operator must not start before its IAM permissions and CNI config exist (ENI-PERM-1, ENI-ARCH-2).
+    assert {policy.urn, cni.urn} <= set(deployment.dependencies)
     args = deployment.inputs["spec"]["template"]["spec"]["containers"][0]["args"]
     for flag in ("--ipam=eni", "--cluster-name=prod", "--aws-release-excess-ips=true"):
         assert flag in args
