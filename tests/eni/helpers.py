@@ -165,3 +165,47 @@ class SimpleAgent:
                 keep.remove(cidr)
                 self.released.add(cidr)
         return keep
+
+
+class RealAgent:
+    """The project's agent library (reconciler.agent, ENI mode) behind SimpleAgent's interface."""
+
+    def __init__(self, node: CiliumNode, wants_ipv6: bool = False) -> None:
+        from reconciler.agent.agent import ENI, Agent, AgentConfig
+
+        self.node = node
+        self.wants_ipv6 = wants_ipv6
+        self.agent = Agent(node.name, AgentConfig(mode=ENI, enable_ipv6=wants_ipv6))
+        self._serial = 0
+        self._pods: list[str] = []
+        self.pending = 0
+
+    @property
+    def pods(self) -> int:
+        return len(self._pods)
+
+    @pods.setter
+    def pods(self, count: int) -> None:
+        from reconciler.agent.pods import PodInfo
+
+        while len(self._pods) < count:
+            self._serial += 1
+            pod = PodInfo("default", f"{self.node.name}-{self._serial}")
+            self.agent.add_pod(pod)
+            self._pods.append(pod.key)
+        while len(self._pods) > count:
+            self.agent.remove_pod(self._pods.pop())
+
+    @property
+    def pod_ips(self) -> set[str]:
+        return {p.ips[4] for p in self.agent.pods() if 4 in p.ips}
+
+    def apply(self, result: NodeResult | None) -> None:
+        SimpleAgent.apply(self, result)  # type: ignore[arg-type]
+
+    def step(self) -> CiliumNode:
+        from reconciler.agent.agent import PodStatus
+
+        self.node = dataclasses.replace(self.node, ipam=self.agent.sync(self.node))
+        self.pending = sum(1 for p in self.agent.pods() if p.status is PodStatus.PENDING)
+        return self.node

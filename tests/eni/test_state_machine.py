@@ -29,7 +29,7 @@ from reconciler.eni.config import EniOperatorConfig
 from reconciler.eni.operator import EniOperator
 from reconciler.eni.results import NodeResult
 
-from .helpers import AZ, SimpleAgent, node_for, sim_world
+from .helpers import AZ, RealAgent, SimpleAgent, node_for, sim_world
 
 TYPES = ["m5.large", "m5.xlarge", "t3.medium", "m4.large", "c5.large"]
 GC_INTERVAL = 30.0
@@ -49,11 +49,13 @@ FAULT_CODES = ["InternalError", "RequestLimitExceeded"]
 
 
 class EniEngineMachine(RuleBasedStateMachine):
+    agent_type: type[SimpleAgent] | type[RealAgent] = SimpleAgent
+
     def __init__(self) -> None:
         super().__init__()
         self.clock, self.sim, self.world = sim_world(instances=0, subnets=2, prefixlen=22, seed=11)
         self.limits = StaticLimits()
-        self.agents: dict[str, SimpleAgent] = {}
+        self.agents: dict[str, SimpleAgent | RealAgent] = {}
         self.count = 0
         self.restarts = 0
         self.prefix_delegation = False
@@ -110,7 +112,7 @@ class EniEngineMachine(RuleBasedStateMachine):
             first_interface_index=first,
             disable_prefix_delegation=opt_out,
         )
-        agent = SimpleAgent(node, wants_ipv6=v6)
+        agent = self.agent_type(node, wants_ipv6=v6)
         agent.pods = pods
         self.agents[name] = agent
         self.op.on_node_changed(agent.step())
@@ -189,7 +191,7 @@ class EniEngineMachine(RuleBasedStateMachine):
         self._apply(self.op.reconcile(nodes, pending, scan=scan))
         self._check_no_leaks(strict=False)
 
-    def _fits(self, agent: SimpleAgent) -> bool:
+    def _fits(self, agent: SimpleAgent | RealAgent) -> bool:
         """Demand fits the instance with /32 addresses (prefix delegation only adds room)."""
         limits = self.limits.limits_for(agent.node.eni.instance_type)
         usable_enis = limits.max_network_interfaces - agent.node.eni.first_interface_index
@@ -257,3 +259,18 @@ EniEngineMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestEniEngineStateMachine = pytest.mark.slow(EniEngineMachine.TestCase)
+
+
+class RealAgentMachine(EniEngineMachine):
+    """The same machine with the project's agent library (reconciler.agent) on every node."""
+
+    agent_type = RealAgent
+
+
+RealAgentMachine.TestCase.settings = settings(
+    max_examples=25,
+    stateful_step_count=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+TestEniEngineWithRealAgent = pytest.mark.slow(RealAgentMachine.TestCase)
