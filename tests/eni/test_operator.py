@@ -231,3 +231,40 @@ def test_eni_met_1_gauges_total_deficit_and_capacity() -> None:
     assert after.nodes_at_capacity == 1
     op.on_node_deleted("huge")
     assert op.gauges().nodes_at_capacity == 0 and op.gauges().nodes_total == 1
+
+
+def test_eni_arch_6_subnets_and_security_groups_are_per_node() -> None:
+    clock, sim, world = sim_world(instances=2, subnets=2)
+    op = EniOperator(sim, EniOperatorConfig(), clock)
+    extra_sg = sim.add_security_group(world.vpc_id, "pods-b")
+    op.refresh(force=True)
+    a, b = world.instance_ids
+    s1, s2 = world.subnet_ids[AZ]
+    op.on_node_changed(node_for("a", a, world, requested_v4=8, first_interface_index=1, subnet_ids=(s1,)))
+    op.on_node_changed(
+        node_for(
+            "b",
+            b,
+            world,
+            requested_v4=8,
+            first_interface_index=1,
+            subnet_ids=(s2,),
+            security_groups=(extra_sg,),
+        )
+    )
+    op.run_allocations()
+    ours = {
+        e.attachment.instance_id: e
+        for e in sim.enis.values()
+        if e.description.startswith("Cilium-CNI") and e.attachment
+    }
+    assert ours[a].subnet_id == s1 and ours[a].security_group_ids == tuple(world.security_group_ids[:1])
+    assert ours[b].subnet_id == s2 and ours[b].security_group_ids == (extra_sg,)
+
+
+def test_eni_param_1_min_allocate_at_bootstrap_without_demand() -> None:
+    clock, sim, world, op = _op(instances=1)
+    node = node_for("n", world.instance_ids[0], world, min_allocate=12, first_interface_index=1)
+    op.resync([node])
+    result = op.run_allocations()["n"]
+    assert result.allocated_ips == 12 and result.demand is not None and result.demand.needed == 12
