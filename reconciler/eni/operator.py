@@ -135,6 +135,7 @@ class EniOperator:
         self._static_ip_done: set[str] = set()
         self._uncertain: dict[str, int] = {}
         self._at_capacity: set[str] = set()
+        self._missing_instance: dict[str, int] = {}
 
     # --- inputs ----------------------------------------------------------------------------------
     def on_node_changed(self, node: CiliumNode) -> None:
@@ -161,6 +162,7 @@ class EniOperator:
             self._uncertain.pop(name, None)
             self._at_capacity.discard(name)
             self._static_ip_done.discard(name)
+            self._missing_instance.pop(name, None)
         self.tracker.forget_node(name)
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
@@ -353,6 +355,9 @@ class EniOperator:
             if self.cache.refresh_count <= failed_at:
                 return NodeResult(name), True  # wait for the refresh that shows what the failed call did
             self._uncertain.pop(name, None)
+        if node.instance_id and not self.cache.enis_of_instance(node.instance_id):
+            return self._instance_not_cached(node)
+        self._missing_instance.pop(name, None)
         demand = node_demand(node)
         result = NodeResult(name, demand=demand)
         errors: list[str] = []
@@ -367,6 +372,19 @@ class EniOperator:
         result.enis = changed_enis(node, self.published_enis(node))
         result.operator_error = "; ".join(dict.fromkeys(errors))
         return result, retry
+
+    def _instance_not_cached(self, node: CiliumNode) -> tuple[NodeResult, bool]:
+        """A node whose instance has no ENI in the cache (not even eth0) is not planned blindly: a
+        new instance waits for the next refresh; one still missing after a refresh is an error."""
+        seen_at = self._missing_instance.setdefault(node.name, self.cache.refresh_count)
+        if self.cache.refresh_count <= seen_at:
+            self.cache.trigger()  # once per missing instance, not every run for a bad instance-id
+            return NodeResult(node.name), True
+        error = (
+            f"node {node.name}: instance {node.instance_id} has no network interface in EC2; "
+            "check spec.instance-id or whether the instance still runs"
+        )
+        return NodeResult(node.name, demand=node_demand(node), operator_error=error), False
 
     def _allocate(self, node: CiliumNode, demand: NodeDemand, result: NodeResult, errors: list[str]) -> bool:
         name = node.name

@@ -268,3 +268,24 @@ def test_eni_param_1_min_allocate_at_bootstrap_without_demand() -> None:
     op.resync([node])
     result = op.run_allocations()["n"]
     assert result.allocated_ips == 12 and result.demand is not None and result.demand.needed == 12
+
+
+def test_instance_missing_from_cache_waits_for_a_refresh_then_reports() -> None:
+    clock, sim, world, op = _op(instances=1)
+    late = sim.launch_instance(
+        "m5.large", world.node_subnet(AZ), security_group_ids=world.security_group_ids[:1]
+    )
+    op.on_node_changed(node_for("late", late, world, requested_v4=8, first_interface_index=1))
+    op.on_node_changed(node_for("ghost", "i-0000000000doesnotexist", world, requested_v4=8))
+    first = op.run_allocations()
+    assert first["late"].actions == [] and first["ghost"].operator_error in (None, "")
+    assert "CreateNetworkInterface" not in {c.action for c in sim.calls}
+    clock.advance(1)
+    assert op.refresh() is True  # the unknown instances asked for it
+    clock.advance(1)
+    second = op.run_allocations()
+    assert second["late"].allocated_ips == 8
+    assert second["ghost"].operator_error == (
+        "node ghost: instance i-0000000000doesnotexist has no network interface in EC2; "
+        "check spec.instance-id or whether the instance still runs"
+    )
