@@ -11,7 +11,7 @@ write becomes visible at the moment its worker finished, not at the end of the w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from reconciler.cluster.memory import MemoryStore, clone
@@ -317,6 +317,3 @@ class EnginePolicy:
 
     def ips_allocated(self) -> int:
         return sum(a.ips() for a in self.agents.values())
-
-    def node_results_hook(self) -> Mapping[str, float]:
-        return dict(self._done_at)
