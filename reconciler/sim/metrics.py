@@ -52,6 +52,8 @@ class Metrics:
     pods_with_ip: int = 0
     pods: int = 0
     expected_pods: int = 0  # the initial fill: all_pods_with_ip_at waits until this many exist
+    steady_from: float | None = None  # pods created from here on count as churn (S3's wait target)
+    churn_waits: list[float] = field(default_factory=list)
 
     # --- pods ----------------------------------------------------------------------------------
     def pod_pending(self, pod: str, t: float) -> None:
@@ -62,6 +64,8 @@ class Metrics:
         since = self._pending_since.pop(pod, None)
         if since is not None:
             self.pod_waits.append(t - since)
+            if self.steady_from is not None and since >= self.steady_from:
+                self.churn_waits.append(t - since)
             self.pods_with_ip += 1
             if (
                 self.all_pods_with_ip_at is None
@@ -129,6 +133,13 @@ class Metrics:
             "pod_wait_max_s": max(self.pod_waits, default=0.0),
             "pod_wait_p50_s": percentile(self.pod_waits, 50),
             "pod_wait_p99_s": percentile(self.pod_waits, 99),
+            "churn_pod_wait_max_s": max(self.churn_waits, default=0.0)
+            if self.steady_from is not None
+            else None,
+            "churn_pod_wait_p99_s": percentile(self.churn_waits, 99)
+            if self.steady_from is not None
+            else None,
+            "churn_pods": len(self.churn_waits),
             "ec2_calls": total,
             "ec2_calls_by_action": dict(sorted(self.calls.items())),
             "mutating_calls": self.mutating_calls(mutating),

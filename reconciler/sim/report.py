@@ -121,9 +121,24 @@ def figures(
             0.0,
         )
     )
-    out.append(
-        Figure("max pod wait (s)", t.max_pod_wait_s, {p: s["pod_wait_max_s"] for p, s in summaries.items()})
-    )
+    if scenario.churn is not None:
+        churn_max = {p: s["churn_pod_wait_max_s"] for p, s in summaries.items()}
+        churn_p99 = {p: s["churn_pod_wait_p99_s"] for p, s in summaries.items()}
+        out.append(Figure("max pod wait during churn (s)", t.max_pod_wait_s, churn_max))
+        out.append(Figure("p99 pod wait during churn (s)", None, churn_p99))
+        out.append(
+            Figure(
+                "max pod wait, initial fill included (s)",
+                None,
+                {p: s["pod_wait_max_s"] for p, s in summaries.items()},
+            )
+        )
+    else:
+        out.append(
+            Figure(
+                "max pod wait (s)", t.max_pod_wait_s, {p: s["pod_wait_max_s"] for p, s in summaries.items()}
+            )
+        )
     out.append(Figure("p99 pod wait (s)", None, {p: s["pod_wait_p99_s"] for p, s in summaries.items()}))
     out.append(
         Figure(

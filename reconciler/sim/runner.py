@@ -101,6 +101,8 @@ def run(
     """Replay `workload` into `policy` until done (see module docstring); returns the metrics."""
     loop, metrics = ctx.loop, ctx.metrics
     metrics.expected_pods = ctx.scenario.nodes * ctx.scenario.pods_per_node
+    if ctx.scenario.churn is not None:
+        metrics.steady_from = ctx.scenario.churn.start
     facts = workload.facts
     state = {"next": 0, "last_mutations": 0, "quiet_since": 0.0}
 
