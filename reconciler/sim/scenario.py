@@ -99,8 +99,8 @@ SCENARIOS: dict[str, Scenario] = {
             node_join_window=120.0,
             pod_start_window=10.0,
             release_excess=True,
-            churn=Churn(fraction_per_minute=0.05, start=240.0, duration=300.0),
-            duration=900.0,
+            churn=Churn(fraction_per_minute=0.05, start=420.0, duration=300.0),
+            duration=1000.0,
             targets=Targets(throttled_share=0.02, max_pod_wait_s=5.0, flapping_share=0.01),
         ),
         Scenario(
