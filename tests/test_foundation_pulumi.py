@@ -172,3 +172,19 @@ def test_policy_pack_mandatory_violation_fails_preview(
     assert violating.returncode != 0, output
     assert "no-forbidden-message" in output
     assert "the message must not be 'forbidden'" in output
+
+
+def test_program_error_fails_up_and_reaches_the_user(
+    pulumi_engine: pulumienv.PulumiEngine, tmp_path: Path
+) -> None:
+    """A Python exception in the program fails `pulumi up` and its message is shown (exec exit 32 ->
+    the host's bail path), and nothing is created."""
+    project = write_project(tmp_path / "program", "foundation-error")
+    (project / "__main__.py").write_text('raise ValueError("pool dc1 needs a maskSize: set it to 24")\n')
+    pulumi_engine.run(["stack", "init", STACK, "--non-interactive"], cwd=project)
+    up = ["up", "--yes", "--skip-preview", "--non-interactive"]
+    failed = pulumi_engine.run(up, cwd=project, check=False)
+    output = failed.stdout + failed.stderr
+    assert failed.returncode != 0
+    assert "pool dc1 needs a maskSize: set it to 24" in output
+    assert [r["type"] for r in stack_resources(pulumi_engine, project)] in ([], ["pulumi:pulumi:Stack"])
