@@ -29,6 +29,15 @@ def parse_network(text: object, version: int | None = None) -> Network:
     return network
 
 
+def is_within(child: Network, parent: Network) -> bool:
+    """True when every address of `child` is in `parent`; networks of different IP versions never are."""
+    if isinstance(child, ipaddress.IPv4Network) and isinstance(parent, ipaddress.IPv4Network):
+        return child.subnet_of(parent)
+    if isinstance(child, ipaddress.IPv6Network) and isinstance(parent, ipaddress.IPv6Network):
+        return child.subnet_of(parent)
+    return False
+
+
 def overlapping_pairs(left: Iterable[Network], right: Iterable[Network]) -> Iterator[tuple[Network, Network]]:
     """Every (a, b) with a from `left` and b from `right` that share at least one address."""
     rights = list(right)

@@ -15,7 +15,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from ._connection import ConfiguredProvider, aws_client, aws_error_code
 from ._props import changed_keys, is_unknown, string_map_errors, user_props
-from .cidr import Network, next_free_subnet, parse_network
+from .cidr import Network, is_within, next_free_subnet, parse_network
 from .errors import ProviderError, user_facing
 
 IPV4_PREFIXES = range(16, 29)  # EC2-SIM-2: IPv4 subnets are /16 .. /28
@@ -58,7 +58,9 @@ class DualStackSubnetProvider(ConfiguredProvider):
         except Exception:  # unreachable endpoint or missing credentials during preview: defer to create()
             return []
         wanted = props.get("ipv6_cidr_block")
-        if isinstance(wanted, str) and wanted and not any(parse_network(wanted).subnet_of(b) for b in blocks):
+        if not isinstance(wanted, str) or not wanted:
+            return []
+        if not any(is_within(parse_network(wanted), block) for block in blocks):
             return [
                 CheckFailure(
                     "ipv6_cidr_block",

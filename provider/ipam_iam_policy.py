@@ -55,9 +55,9 @@ class IpamIamPolicyProvider(ConfiguredProvider):
             if value is not None and not is_unknown(value) and not isinstance(value, bool):
                 failures.append(CheckFailure(key, f"{key} must be true or false, got {value!r}."))
         for key in ("eni_gc_tags", "instance_tags_filter"):
-            reason = string_map_errors(props.get(key), key)
-            if reason:
-                failures.append(CheckFailure(key, reason))
+            map_reason = string_map_errors(props.get(key), key)
+            if map_reason:
+                failures.append(CheckFailure(key, map_reason))
         cluster = props.get("cluster_name")
         if cluster is not None and not is_unknown(cluster) and not isinstance(cluster, str):
             failures.append(CheckFailure("cluster_name", "cluster_name must be a string."))

@@ -13,7 +13,7 @@ Why these choices:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -28,7 +28,7 @@ NON_ROOT_UID = 65532
 DEFAULT_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
 
 
-def container_security_context() -> dict[str, Any]:
+def container_security_context() -> k8s.core.v1.SecurityContextArgsDict:
     return {
         "allow_privilege_escalation": False,
         "read_only_root_filesystem": True,
@@ -93,7 +93,9 @@ class CiliumIpamReconciler(pulumi.ComponentResource):
         if install_crds:
             prereqs += _crds(name, child)
         after = pulumi.ResourceOptions(parent=self, depends_on=prereqs)
-        annotations = {IRSA_ANNOTATION: role_arn} if role_arn is not None else {}
+        annotations: dict[str, pulumi.Input[str]] = {}
+        if role_arn is not None:
+            annotations[IRSA_ANNOTATION] = role_arn
         account = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
             metadata={"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
@@ -111,7 +113,7 @@ class CiliumIpamReconciler(pulumi.ComponentResource):
                 replicas,
                 operator_flags,
                 env or {},
-                dict(resources or DEFAULT_RESOURCES),
+                _resource_requirements(resources or DEFAULT_RESOURCES),
                 host_network,
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[account, *prereqs]),
@@ -140,9 +142,14 @@ class CiliumIpamReconciler(pulumi.ComponentResource):
     def _rbac(
         self, name: str, namespace: str, labels: Mapping[str, str], opts: pulumi.ResourceOptions
     ) -> None:
-        subject = [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
+        subject: list[k8s.rbac.v1.SubjectArgsDict] = [
+            {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+        ]
         k8s.rbac.v1.ClusterRole(
-            f"{name}-cr", metadata={"name": name, "labels": labels}, rules=cluster_rules(), opts=opts
+            f"{name}-cr",
+            metadata={"name": name, "labels": labels},
+            rules=_policy_rules(cluster_rules()),
+            opts=opts,
         )
         k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-crb",
@@ -154,7 +161,7 @@ class CiliumIpamReconciler(pulumi.ComponentResource):
         k8s.rbac.v1.Role(
             f"{name}-role",
             metadata={"name": name, "namespace": namespace, "labels": labels},
-            rules=namespace_rules(),
+            rules=_policy_rules(namespace_rules()),
             opts=opts,
         )
         k8s.rbac.v1.RoleBinding(
@@ -174,15 +181,15 @@ def _deployment_spec(
     replicas: int,
     flags: Sequence[str],
     env: Mapping[str, str],
-    resources: dict[str, Any],
+    resources: k8s.core.v1.ResourceRequirementsArgsDict,
     host_network: bool,
-) -> dict[str, Any]:
-    field_env = [
+) -> k8s.apps.v1.DeploymentSpecArgsDict:
+    field_env: list[k8s.core.v1.EnvVarArgsDict] = [
         {"name": "POD_NAME", "value_from": {"field_ref": {"field_path": "metadata.name"}}},
         {"name": "POD_NAMESPACE", "value_from": {"field_ref": {"field_path": "metadata.namespace"}}},
         {"name": "POD_IP", "value_from": {"field_ref": {"field_path": "status.podIP"}}},
     ]
-    container = {
+    container: k8s.core.v1.ContainerArgsDict = {
         "name": "operator",
         "image": image,
         "command": ["cilium-ipam"],
@@ -207,7 +214,7 @@ def _deployment_spec(
         "security_context": container_security_context(),
         "volume_mounts": [{"name": "tmp", "mount_path": "/tmp"}],
     }
-    pod_spec: dict[str, Any] = {
+    pod_spec: k8s.core.v1.PodSpecArgsDict = {
         "service_account_name": name,
         "host_network": host_network,
         "dns_policy": "ClusterFirstWithHostNet" if host_network else "ClusterFirst",
@@ -238,6 +245,26 @@ def _deployment_spec(
         "strategy": {"type": "RollingUpdate", "rolling_update": {"max_unavailable": 1, "max_surge": 0}},
         "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
     }
+
+
+def _policy_rules(rules: Sequence[Mapping[str, Any]]) -> list[k8s.rbac.v1.PolicyRuleArgs]:
+    """reconciler_rbac keeps the rules in Kubernetes' own camelCase form (the kube tests apply them
+    as-is); the Pulumi SDK wants typed arguments, which it writes back out as the same wire keys."""
+    return [
+        k8s.rbac.v1.PolicyRuleArgs(
+            verbs=list(rule["verbs"]),
+            api_groups=rule.get("apiGroups"),
+            resources=rule.get("resources"),
+            resource_names=rule.get("resourceNames"),
+            non_resource_urls=rule.get("nonResourceURLs"),
+        )
+        for rule in rules
+    ]
+
+
+def _resource_requirements(resources: Mapping[str, Any]) -> k8s.core.v1.ResourceRequirementsArgsDict:
+    """User-given requests/limits (a plain mapping) as the SDK's argument type; the shape is Kubernetes'."""
+    return cast("k8s.core.v1.ResourceRequirementsArgsDict", dict(resources))
 
 
 def _as_resources(depends_on: object) -> list[pulumi.Resource]:
