@@ -80,7 +80,7 @@ def usable_bounds(net: IPNetwork, allow_first: bool = False, allow_last: bool = 
 
 def overlaps(a: IPNetwork, b: IPNetwork) -> bool:
     """True when two networks of the same family share at least one address."""
-    return a.version == b.version and a.overlaps(b)  # type: ignore[arg-type]
+    return a.version == b.version and a.overlaps(b)
 
 
 def _span(net: IPNetwork) -> tuple[int, int, int]:

@@ -56,11 +56,11 @@ def parse_pre_allocation(value: str | Mapping[str, object] | None) -> dict[str, 
                 )
             items.append((name.strip(), count.strip()))
     result: dict[str, int] = {}
-    for name, count in items:
-        text = str(count)
-        if not name or not text.isdigit():
+    for pool, wanted in items:
+        text = str(wanted)
+        if not pool or not text.isdigit():
             raise DemandConfigError(
-                f"{PRE_ALLOCATION_KEY} entry {name}={text} needs a pool name and a whole number >= 0."
+                f"{PRE_ALLOCATION_KEY} entry {pool}={text} needs a pool name and a whole number >= 0."
             )
-        result[name] = int(text)
+        result[pool] = int(text)
     return result
