@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar, cast
 
 from reconciler.cluster.store import (
     AlreadyExists,
@@ -35,16 +35,20 @@ from reconciler.cluster.store import (
 )
 
 Key = tuple[str, str]
+# A batch of watch events and the resourceVersion cursor after it. Named at module level because
+# inside MemoryStore the name `list` is the list() method, not the builtin.
+EventBatch = tuple[list[WatchEvent], int]
+J = TypeVar("J")
 
 _SERVER_META = ("uid", "creationTimestamp", "resourceVersion", "generation")
 
 
-def clone(value: Any) -> Any:
+def clone(value: J) -> J:
     """Copy JSON-shaped data; several times faster than copy.deepcopy for these objects."""
     if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
+        return cast(J, {k: clone(v) for k, v in value.items()})
     if isinstance(value, list):
-        return [clone(v) for v in value]
+        return cast(J, [clone(v) for v in value])
     return value
 
 
@@ -239,7 +243,7 @@ class MemoryStore:
     # -- used by MemoryWatch -------------------------------------------------------------------
     def _events_after(
         self, kind: Kind, after: int, namespace: str | None, wait: float, closed: Callable[[], bool]
-    ) -> tuple[list[WatchEvent], int]:
+    ) -> EventBatch:
         """Events of `kind` after `after`, waiting up to `wait` s for one; and the new cursor."""
         deadline = time.monotonic() + wait
         with self._cond:
@@ -267,7 +271,7 @@ class MemoryStore:
                     return [], after
                 self._cond.wait(remaining)
 
-    def _snapshot(self, kind: Kind, namespace: str | None) -> tuple[list[WatchEvent], int]:
+    def _snapshot(self, kind: Kind, namespace: str | None) -> EventBatch:
         with self._cond:
             listed = self.list(kind, namespace)
             return [WatchEvent("ADDED", o) for o in listed.items], self._rv
@@ -297,17 +301,21 @@ class MemoryWatch:
             yield from events
         else:
             cursor = _parse_rv(self._rv)
-        while not self._closed:
+        while not self._is_closed():
             remaining = max(deadline - time.monotonic(), 0.0)
             events, cursor = self._store._events_after(
-                self._kind, cursor, self._namespace, remaining, lambda: self._closed
+                self._kind, cursor, self._namespace, remaining, self._is_closed
             )
             for event in events:
-                if self._closed:
+                if self._is_closed():
                     return
                 yield event
             if not events and remaining <= 0:
                 return
+
+    def _is_closed(self) -> bool:
+        """Whether close() was called; a call, not a field, since another thread sets it mid-loop."""
+        return self._closed
 
     def close(self) -> None:
         self._closed = True
