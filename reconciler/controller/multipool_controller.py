@@ -127,10 +127,10 @@ class MultiPoolController(ControllerBase):
             for obj in self.cilium_nodes.objects():  # new pools or CIDRs may satisfy waiting nodes
                 self.triggers.fire(obj["metadata"]["name"])
         for name in self.triggers.due():
-            obj = self.cilium_nodes.get(name)
-            if obj is None:
+            current = self.cilium_nodes.get(name)
+            if current is None:
                 continue
-            node = CiliumNode.from_obj(obj)
+            node = CiliumNode.from_obj(current)
             result = engine.reconcile_node(node)
             report.nodes_triggered += 1
             for warning in result.warnings:
@@ -140,7 +140,7 @@ class MultiPoolController(ControllerBase):
                 self.write(name, compose(*additions), status=False, report=report)
             if (result.error or "") != node.operator_error:
                 self.write(name, set_operator_error(result.error), status=True, report=report)
-                self.events.node_error(obj, name, result.error)
+                self.events.node_error(current, name, result.error)
         self.metrics.set_node_counts(total=len(self.cilium_nodes.cache), in_deficit=0, at_capacity=0)
         return report
 

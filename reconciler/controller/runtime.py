@@ -9,6 +9,7 @@ always safe), release the Lease so a standby takes over at once, exit 0.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import signal
@@ -193,7 +194,7 @@ class OperatorProcess:
         if not endpoints_started:
             self.start_endpoints()
         for informer in self.controller.informers():
-            self._spawn(f"informer-{informer.kind.plural}", lambda i=informer: self._informer_loop(i))
+            self._spawn(f"informer-{informer.kind.plural}", functools.partial(self._informer_loop, informer))
         self._spawn("leader-elector", self._elector_loop)
         loop = threading.Thread(target=self._control_loop, name="control-loop", daemon=True)
         loop.start()
