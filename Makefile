@@ -27,8 +27,10 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench
 
+# mypy --strict on the packages listed in tests/test_code_standards.py (MYPY_STRICT_CLEAN).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check provider reconciler policies stacks tests bench
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_code_standards.py -k mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
