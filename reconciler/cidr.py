@@ -103,7 +103,11 @@ def overlapping_pairs(cidrs: Sequence[IPNetwork]) -> list[tuple[int, int]]:
 
 def contains(outer: IPNetwork, inner: IPNetwork) -> bool:
     """True when `inner` lies wholly inside `outer` (same family)."""
-    return outer.version == inner.version and inner.subnet_of(outer)  # type: ignore[arg-type]
+    if isinstance(inner, ipaddress.IPv4Network) and isinstance(outer, ipaddress.IPv4Network):
+        return inner.subnet_of(outer)
+    if isinstance(inner, ipaddress.IPv6Network) and isinstance(outer, ipaddress.IPv6Network):
+        return inner.subnet_of(outer)
+    return False
 
 
 def parse_all(texts: Iterable[object], what: str = "CIDR", family: int | None = None) -> list[IPNetwork]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import urllib3
 from kubernetes import client as k8s
@@ -94,16 +94,16 @@ class KubernetesStore:
         return f"{self._collection(kind, namespace)}/{name}"
 
     # -- HTTP ----------------------------------------------------------------------------------
-    def _request(
+    def _send(
         self,
         method: str,
         path: str,
         what: str,
         body: Any = None,
         query: list[tuple[str, Any]] | None = None,
-        stream: bool = False,
         timeout: Any = None,
     ) -> Any:
+        """The client's response to a request that got a 2xx; any other status raises a StoreError."""
         params = self._api.param_serialize(
             method,
             path,
@@ -118,21 +118,26 @@ class KubernetesStore:
             raise error_from(exc, what) from exc
         if not 200 <= response.status <= 299:
             raise error_for(response.status, response.read(), str(response.reason or ""), what)
-        if stream:
-            return response.response
-        return json.loads(response.read() or b"{}")
+        return response
+
+    def _request(
+        self, method: str, path: str, what: str, body: Any = None, query: list[tuple[str, Any]] | None = None
+    ) -> JsonObj:
+        """The JSON object the API server answered with (an I/O edge: its shape is the API's)."""
+        response = self._send(method, path, what, body=body, query=query)
+        return cast(JsonObj, json.loads(response.read() or b"{}"))
 
     # -- ClusterStore --------------------------------------------------------------------------
     def create(self, kind: Kind, obj: JsonObj) -> JsonObj:
         body = {**obj, "apiVersion": kind.api_version, "kind": kind.kind}
         ns = namespace_of(obj)
         require_namespace(kind, ns, name_of(obj))
-        return self._request(  # type: ignore[no-any-return]
+        return self._request(
             "POST", self._collection(kind, ns), f"create {kind.kind} {name_of(obj)!r}", body=body
         )
 
     def get(self, kind: Kind, name: str, namespace: str | None = None) -> JsonObj:
-        return self._request(  # type: ignore[no-any-return]
+        return self._request(
             "GET", self._item(kind, name, namespace), f"get {kind.kind} {name!r}"
         )
 
@@ -148,7 +153,7 @@ class KubernetesStore:
         require_resource_version(kind, obj)
         name = name_of(obj)
         body = {**obj, "apiVersion": kind.api_version, "kind": kind.kind}
-        return self._request(  # type: ignore[no-any-return]
+        return self._request(
             "PUT", self._item(kind, name, namespace_of(obj)), f"update {kind.kind} {name!r}", body=body
         )
 
@@ -159,7 +164,7 @@ class KubernetesStore:
         name = name_of(obj)
         body = {**obj, "apiVersion": kind.api_version, "kind": kind.kind}
         path = self._item(kind, name, namespace_of(obj)) + "/status"
-        return self._request(  # type: ignore[no-any-return]
+        return self._request(
             "PUT", path, f"update status of {kind.kind} {name!r}", body=body
         )
 
@@ -183,14 +188,13 @@ class KubernetesStore:
             query.append(("resourceVersion", kwargs["resource_version"]))
         seconds = int(kwargs.get("timeout_seconds") or 30)
         query.append(("timeoutSeconds", seconds))
-        return self._request(
+        return self._send(
             "GET",
             self._collection(kind, namespace),
             f"watch {kind.plural}",
             query=query,
-            stream=True,
             timeout=(10.0, seconds + 15.0),
-        )
+        ).response
 
 
 class KubernetesWatch:
