@@ -276,7 +276,7 @@ def _pick_ipv6(props: Mapping[str, Any], blocks: list[Network], existing: list[d
     wanted = props.get("ipv6_cidr_block")
     if wanted:
         network = parse_network(wanted, 6)
-        if not any(network.subnet_of(b) for b in blocks):  # type: ignore[arg-type]
+        if not any(is_within(network, block) for block in blocks):
             raise ProviderError(
                 f"ipv6_cidr_block {wanted} is outside the IPv6 block of {props['vpc_id']}; "
                 "pick a /64 inside it."

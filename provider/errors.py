@@ -18,7 +18,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 DYNAMIC_HOST_MODULE = "pulumi.dynamic.__main__"
 _UNSET = object()
-_saved_limit: list[object] = []
+_saved_limit: list[object] = []  # previous sys.tracebacklimit values, or _UNSET when it had none
 
 
 class ProviderError(RuntimeError):
@@ -34,10 +34,10 @@ def in_dynamic_provider_host() -> bool:
 def _restore_limit() -> None:
     while _saved_limit:
         previous = _saved_limit.pop()
-        if previous is _UNSET:
+        if isinstance(previous, int) or previous is None:
+            sys.tracebacklimit = previous
+        else:  # _UNSET
             sys.__dict__.pop("tracebacklimit", None)
-        else:
-            sys.tracebacklimit = previous  # type: ignore[assignment]
 
 
 def user_facing(method: Callable[P, R]) -> Callable[P, R]:

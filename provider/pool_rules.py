@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._props import is_unknown
-from .cidr import Network, overlapping_pairs, parse_network
+from .cidr import Network, is_within, overlapping_pairs, parse_network
 
 FAMILIES = {"ipv4": (4, 32), "ipv6": (6, 128)}
 IMMUTABLE_FIELDS = ("ipv4.maskSize", "ipv6.maskSize", "allowFirstIP", "allowLastIP")
@@ -176,7 +176,7 @@ def _inside_any(cidr: str, parents: list[Network]) -> bool:
         network = parse_network(cidr)
     except ValueError:
         return False
-    return any(network.version == p.version and network.subnet_of(p) for p in parents)  # type: ignore[arg-type]
+    return any(is_within(network, parent) for parent in parents)
 
 
 def describe_users(users: Mapping[str, list[str]], limit: int = 5) -> str:
