@@ -23,7 +23,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from reconciler.clock import Clock
 from reconciler.ec2 import api
@@ -32,7 +32,7 @@ from reconciler.ec2.limits import StaticLimits
 from reconciler.ec2.observe import OK, Ec2CallObserver, NullObserver
 from reconciler.ec2.sim.addressing import AddressError
 from reconciler.ec2.sim.calls import CallRecord, LatencyModel
-from reconciler.ec2.sim.faults import FaultInjector
+from reconciler.ec2.sim.faults import FaultInjector, Phase
 from reconciler.ec2.sim.filters import check_filters, matches
 from reconciler.ec2.sim.resources import SimEni
 from reconciler.ec2.sim.state import SimState, not_found
@@ -125,7 +125,7 @@ class SimulatedEc2(SimState):
             self._sleep(latency)
         if error is not None:
             raise error
-        return result  # type: ignore[return-value]
+        return cast(T, result)  # op() returned: any error was raised just above
 
     def _describe(
         self,
@@ -154,8 +154,8 @@ class SimulatedEc2(SimState):
             self._pages = max(1, -(-len(items) // size))
         return items
 
-    def _inject(self, action: str, phase: str) -> None:
-        code = self.faults.draw(action, phase)  # type: ignore[arg-type]
+    def _inject(self, action: str, phase: Phase) -> None:
+        code = self.faults.draw(action, phase)
         if code is not None:
             raise make_error(
                 code, f"Injected {code} for {action}.", http_status=503 if "Limit" in code else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Protocol
 
 from reconciler.clock import Clock
 from reconciler.ec2 import api
@@ -38,6 +39,13 @@ _ID_KINDS: Mapping[str, tuple[str, str]] = {
     "rtb": ("route-table", "InvalidRouteTableID.NotFound"),
     "eipalloc": ("elastic-ip", "InvalidAllocationID.NotFound"),
 }
+
+
+class _Tagged(Protocol):
+    """Every simulated resource carries its tags as a mutable dict (CreateTags edits it in place)."""
+
+    @property
+    def tags(self) -> dict[str, str]: ...
 
 
 def not_found(code: str, what: str) -> Ec2Error:
@@ -238,7 +246,7 @@ class SimState:
 
     def _tag_target(self, resource_id: str) -> tuple[dict[str, str], SimEni | None]:
         kind = resource_id.rsplit("-", 1)[0]
-        tables: Mapping[str, Mapping[str, object]] = {
+        tables: Mapping[str, Mapping[str, _Tagged]] = {
             "eni": self.enis,
             "subnet": self.subnets,
             "vpc": self.vpcs,
@@ -252,11 +260,10 @@ class SimState:
         resource = tables[kind].get(resource_id)
         if resource is None:
             raise not_found(_ID_KINDS[kind][1], f"Resource {resource_id}")
-        tags: dict[str, str] = resource.tags  # type: ignore[attr-defined]
-        return tags, resource if isinstance(resource, SimEni) else None
+        return resource.tags, resource if isinstance(resource, SimEni) else None
 
     def _taggables(self) -> Iterator[tuple[str, str, Mapping[str, str]]]:
-        groups: list[tuple[str, Mapping[str, object]]] = [
+        groups: list[tuple[str, Mapping[str, _Tagged]]] = [
             ("network-interface", self.enis),
             ("subnet", self.subnets),
             ("vpc", self.vpcs),
@@ -267,7 +274,7 @@ class SimState:
         ]
         for resource_type, table in groups:
             for resource_id, resource in table.items():
-                yield resource_id, resource_type, resource.tags  # type: ignore[attr-defined]
+                yield resource_id, resource_type, resource.tags
 
     def _eni_attributes(self, eni: SimEni) -> dict[str, list[str]]:
         att = eni.attachment
