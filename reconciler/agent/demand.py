@@ -58,7 +58,7 @@ def parse_pre_allocation(value: str | Mapping[str, object] | None) -> dict[str, 
     result: dict[str, int] = {}
     for pool, wanted in items:
         text = str(wanted)
-        if not pool or not text.isdigit():
+        if not pool or not text.isdecimal():  # isdigit() would let '²' through to int()
             raise DemandConfigError(
                 f"{PRE_ALLOCATION_KEY} entry {pool}={text} needs a pool name and a whole number >= 0."
             )

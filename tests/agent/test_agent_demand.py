@@ -57,6 +57,14 @@ def test_pre_allocation_map_parsing() -> None:
         parse_pre_allocation("default=-1")
 
 
+@pytest.mark.parametrize("count", ["\u00b2", "\u2460"])
+def test_mp_pre_1_digit_like_signs_are_a_config_error_not_a_traceback(count: str) -> None:
+    """MP-PRE-1: '²' and '①' pass str.isdigit() but int() rejects them; the user gets the
+    one-sentence DemandConfigError, not a ValueError traceback."""
+    with pytest.raises(DemandConfigError, match="whole number"):
+        parse_pre_allocation(f"default={count}")
+
+
 def test_agent_requests_per_pool_and_family_and_unlisted_pools_preallocate_zero() -> None:
     """MP-PRE-1: default pool pre-allocates 8 per family; a pool not in the map asks only for its use."""
     pools = [
