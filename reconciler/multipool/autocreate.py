@@ -111,7 +111,7 @@ def parse_pool_spec(name: str, spec: str) -> CiliumPodIPPool:
         if key.endswith("-cidrs"):
             cidrs[version] = tuple(c for c in val.split(",") if c)
         elif key.endswith("-mask-size"):
-            if not val.isdigit():
+            if not val.isdecimal():  # isdigit() also takes "²", which int() refuses
                 raise AutoCreateError(
                     f"auto-create pool {name}: {key} {val!r} is not a whole number; e.g. {key}:24."
                 )
@@ -151,7 +151,7 @@ def _helm_family(name: str, version: int, obj: Any) -> PoolFamily | None:
     else:
         cidrs = tuple(str(c).strip() for c in raw or ())
     mask = obj.get("maskSize")
-    if isinstance(mask, bool) or not str(mask).strip().isdigit():
+    if isinstance(mask, bool) or not str(mask).strip().isdecimal():
         raise AutoCreateError(
             f"autoCreateCiliumPodIPPools.{name}.ipv{version}.maskSize {mask!r} is not a whole number; "
             "set e.g. 24."

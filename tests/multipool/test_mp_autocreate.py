@@ -62,6 +62,7 @@ def test_split_map_flag_keeps_commas_inside_values() -> None:
         ("a=ipv4-cidrs:10.0.0.0/16", "add ipv4-mask-size"),
         ("a=ipv4-mask-size:24", "add ipv4-cidrs"),
         ("a=ipv4-cidrs:10.0.0.0/16;ipv4-mask-size:x", "is not a whole number"),
+        ("a=ipv4-cidrs:10.0.0.0/16;ipv4-mask-size:2\u00b2", "is not a whole number"),
         ("a=ipv4-cidrs:10.0.0.0/16;ipv4-mask-size:33", "out of range"),
         ("a=ipv4-cidrs:10.0.0.0/16;ipv4-mask-size:8", "use a maskSize of at least 16"),
         ("a=ipv4-cidrs:10.0.0.0/16;mask:24", "unknown key 'mask'"),
@@ -72,6 +73,10 @@ def test_split_map_flag_keeps_commas_inside_values() -> None:
         (
             {"a": {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": "big"}}},
             "maskSize 'big' is not a whole number",
+        ),
+        (
+            {"a": {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": "2\u2463"}}},
+            "is not a whole number",
         ),
         (
             {"a": {"ipv4": {"cidrs": ["10.0.0.0/16"], "maskSize": 24}, "selector": {}}},
