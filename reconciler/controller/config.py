@@ -210,7 +210,7 @@ def _pre_allocation(raw: Any) -> dict[str, int]:
         raise ConfigError(str(exc)) from None
     out: dict[str, int] = {}
     for pool, count in entries.items():
-        if not count.strip().isdigit():
+        if not count.strip().isdecimal():
             raise ConfigError(f"--{flag} entry {pool}={count} needs a whole number >= 0, e.g. default=8")
         out[pool] = int(count)
     return out

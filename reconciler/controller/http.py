@@ -22,7 +22,7 @@ class AddressError(ValueError):
 def parse_address(flag: str, value: str) -> tuple[str, int]:
     """`:9963` -> ('127.0.0.1', 9963); `0.0.0.0:9963` binds what the user named."""
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
+    if not sep or not port.isdecimal() or int(port) > 65535:
         raise AddressError(f"--{flag} expects [host]:port such as :9963 or 127.0.0.1:9963, got {value!r}")
     return (host.strip("[]") or "127.0.0.1", int(port))
 

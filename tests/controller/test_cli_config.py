@@ -91,6 +91,9 @@ def test_json_config_file_and_multi_pool_flags_MP_CFG_1(tmp_path: Path) -> None:
         (["--ipam=eni"], {"CILIUM_IPAM_LIMIT_IPAM_API_QSP": "3"}, "unknown flag"),
         (["--ipam=eni", "--auto-create-cilium-pod-ip-pools=a=ipv4-cidrs:10.0.0.0/8"], {}, "multi-pool"),
         (["--ipam=multi-pool", "--ipam-multi-pool-pre-allocation=default=lots"], {}, "whole number"),
+        # '²' passes str.isdigit() but not int(): still one sentence, never a ValueError traceback
+        (["--ipam=multi-pool", "--ipam-multi-pool-pre-allocation=default=8\u00b2"], {}, "whole number"),
+        (["--ipam=eni", "--operator-prometheus-serve-addr=:99\u00b2"], {}, "expects [host]:port"),
         (["--ipam=eni", "--parallel-alloc-workers=many"], {}, "--parallel-alloc-workers"),
     ],
 )
