@@ -100,7 +100,7 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         if str(value).lower() in ("true", "false"):
             return str(value).lower() == "true"
         raise NodeSpecError(f"{where} must be true or false, got {value!r}.")
-    if isinstance(value, bool) or not str(value).strip().lstrip("-").isdigit():
+    if isinstance(value, bool) or not str(value).strip().removeprefix("-").isdecimal():
         raise NodeSpecError(f"{where} must be a whole number, got {value!r}.")
     number = int(str(value).strip())
     if number < 0:

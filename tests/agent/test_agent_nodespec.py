@@ -74,6 +74,9 @@ def test_eni_arch_2_cni_config_wins_per_field() -> None:
     [
         ({"eni": {"nodeSpec": {"subnetTag": {"a": "b"}}}}, None, "eni.nodeSpec.subnetTag is unknown"),
         ({"eni": {"nodeSpec": {"firstInterfaceIndex": -1}}}, None, "must be >= 0"),
+        # pass str.isdigit() after lstrip("-") but int() refuses them: one sentence, not a ValueError
+        ({"eni": {"nodeSpec": {"firstInterfaceIndex": "1\u00b2"}}}, None, "must be a whole number"),
+        ({"eni": {"nodeSpec": {"firstInterfaceIndex": "--1"}}}, None, "must be a whole number"),
         ({"eni": {"nodeSpec": {"usePrimaryAddress": "yes"}}}, None, "must be true or false"),
         (None, "{not json", "cni-config is not valid JSON"),
         (None, json.dumps({"eni": {"first-interface-index": "one"}}), "cni-config eni.first-interface-index"),
