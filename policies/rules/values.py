@@ -38,7 +38,7 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and value.strip().removeprefix("-").isdecimal():  # exactly what int() takes
         return int(value)
     return None
 

@@ -33,6 +33,9 @@ def test_consistent_watermarks_pass() -> None:
         ({"pre-allocate": 16, "max-allocate": 10}, "ipam.pre-allocate 16 exceeds ipam.max-allocate 10"),
         ({"pre-allocate": -1}, "ipam.pre-allocate is -1; set it to a whole number of 0 or more."),
         ({"max-above-watermark": "lots"}, "ipam.max-above-watermark is 'lots'"),
+        # pass str.isdigit() after lstrip("-") but int() refuses them: a violation, not a crash
+        ({"pre-allocate": "8\u00b2"}, "ipam.pre-allocate is '8\u00b2'"),
+        ({"pre-allocate": "--8"}, "ipam.pre-allocate is '--8'"),
     ],
 )
 def test_inconsistent_watermarks_are_mandatory_violations(ipam: dict[str, Any], fragment: str) -> None:
