@@ -53,7 +53,7 @@ class DualStackSubnetProvider(ConfiguredProvider):
         """ENI-V6-4 in preview: only when the VPC is known and reachable; otherwise create() decides."""
         try:
             blocks = _vpc_ipv6_blocks(self._ec2(props, quick=True), str(props["vpc_id"]))
-        except NoIpv6Error as error:
+        except ProviderError as error:  # no IPv6 block (ENI-V6-4) or no such VPC: both are the user's to fix
             return [CheckFailure("vpc_id", str(error))]
         except Exception:  # unreachable endpoint or missing credentials during preview: defer to create()
             return []

@@ -99,7 +99,7 @@ class EniOperatorConfig:
 
 def parse_limit_mapping_entry(instance_type: str, spec: str) -> tuple[int, int, int]:
     parts = str(spec).split("+")
-    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+    if len(parts) != 3 or not all(p.strip().isdecimal() for p in parts):
         raise ConfigError(
             f"--aws-instance-limit-mapping entry {instance_type}={spec} is malformed; "
             "use <type>=<adapters>+<ipv4-per-adapter>+<ipv6-per-adapter> as Cilium does"

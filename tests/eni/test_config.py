@@ -69,6 +69,7 @@ def test_eni_cfg_1_parses_cli_style_strings() -> None:
         ({"--limit-ipam-api-qps": "-1"}, "--limit-ipam-api-qps must be > 0"),
         ({"--limit-ipam-api-burst": "x"}, "--limit-ipam-api-burst has a malformed value"),
         ({"--aws-instance-limit-mapping": "m5.large=3+10"}, "--aws-instance-limit-mapping entry"),
+        ({"--aws-instance-limit-mapping": "m5.large=3+10\u00b2+10"}, "--aws-instance-limit-mapping entry"),
     ],
 )
 def test_eni_cfg_1_malformed_values_rejected_with_one_sentence(flags: dict[str, str], fragment: str) -> None:

@@ -223,3 +223,13 @@ def test_ec2_tags_check_and_missing_resource(moto_endpoint: str) -> None:
                 "region": "us-east-1",
             }
         )
+
+
+def test_check_names_a_vpc_that_does_not_exist(moto_endpoint: str) -> None:
+    """A wrong vpc_id fails `pulumi preview` with one sentence, not only at create."""
+    result = DualStackSubnetProvider().check(
+        {}, subnet_props(moto_endpoint, "vpc-0123456789abcdef0", "10.20.4.0/24")
+    )
+    assert [(f.property, f.reason) for f in result.failures] == [
+        ("vpc_id", "VPC vpc-0123456789abcdef0 does not exist; fix vpc_id.")
+    ]
