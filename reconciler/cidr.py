@@ -10,13 +10,17 @@ and the policy pack all agree on the same arithmetic:
   exempt and every address is usable.
 - `usable_bounds(net, ...)` gives the first and last usable address as integers (for allocators).
 - `overlapping_pairs(cidrs)` finds every overlapping pair in O(n log n) (MP-POOL-5).
+- `examine(text, family)` classifies what is wrong with a CIDR without choosing the wording, so the
+  provider (`provider/cidr.py`) and the policy pack (`policies/rules/cidr.py`) keep their own sentences
+  while sharing these rules; they are thin adapters over this module.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
-from typing import TypeAlias
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 IPNetwork: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -25,25 +29,64 @@ class CidrError(ValueError):
     """A CIDR a user supplied is malformed; the message is one sentence naming the value and the fix."""
 
 
+FlawKind: TypeAlias = Literal["shape", "syntax", "host-bits", "family"]
+
+
+@dataclass(frozen=True)
+class CidrFlaw:
+    """What is wrong with a CIDR text, for the caller to put into its own sentence.
+
+    kinds, in the order they are checked: "shape" (not a string, or no "/prefix"), "syntax" (not an
+    address/prefix at all), "host-bits", "family" (valid, but of the other IP version). `network` is
+    the nearest valid reading: the network address for "host-bits", the text as a single-address
+    network for a "shape" flaw whose text is a bare address, the parsed network for "family".
+    """
+
+    kind: FlawKind
+    network: IPNetwork | None = None
+
+
+def examine(text: object, family: int | None = None) -> IPNetwork | CidrFlaw:
+    """Parse `text` strictly (no host bits, "/prefix" required) or say which rule it breaks."""
+    if not isinstance(text, str):
+        return CidrFlaw("shape")
+    if "/" not in text:
+        return CidrFlaw("shape", _strict_or_none(text))
+    net = _strict_or_none(text)
+    if net is None:
+        try:
+            return CidrFlaw("host-bits", ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            return CidrFlaw("syntax")
+    if family is not None and net.version != family:
+        return CidrFlaw("family", net)
+    return net
+
+
+def _strict_or_none(text: str) -> IPNetwork | None:
+    try:
+        return ipaddress.ip_network(text, strict=True)
+    except ValueError:
+        return None
+
+
 def parse_cidr(text: object, what: str = "CIDR", family: int | None = None) -> IPNetwork:
     """Parse `text` strictly (no host bits) into a network; `family` 4 or 6 restricts the family."""
     raw = str(text).strip()
-    try:
-        net = ipaddress.ip_network(raw, strict=True)
-    except ValueError as exc:
-        if "has host bits set" in str(exc):
-            loose = ipaddress.ip_network(raw, strict=False)
-            raise CidrError(
-                f"{what} {raw!r} has host bits set; use the network address {loose} instead."
-            ) from None
+    found = examine(raw, family)
+    if not isinstance(found, CidrFlaw):
+        return found
+    if found.kind == "host-bits":
+        raise CidrError(f"{what} {raw!r} has host bits set; use the network address {found.network} instead.")
+    if found.kind == "shape" and found.network is not None:
+        raise CidrError(f"{what} {raw!r} has no prefix length; write it as {found.network}.")
+    if found.kind == "family" and found.network is not None:
         raise CidrError(
-            f"{what} {raw!r} is not a valid CIDR; write it as address/prefix-length, e.g. 10.0.0.0/16."
-        ) from None
-    if "/" not in raw:
-        raise CidrError(f"{what} {raw!r} has no prefix length; write it as {net}.")
-    if family is not None and net.version != family:
-        raise CidrError(f"{what} {raw!r} is IPv{net.version}, but an IPv{family} CIDR is expected here.")
-    return net
+            f"{what} {raw!r} is IPv{found.network.version}, but an IPv{family} CIDR is expected here."
+        )
+    raise CidrError(
+        f"{what} {raw!r} is not a valid CIDR; write it as address/prefix-length, e.g. 10.0.0.0/16."
+    )
 
 
 def canonical(text: object, what: str = "CIDR") -> str:
@@ -61,12 +104,16 @@ def is_exempt(net: IPNetwork) -> bool:
     return address_count(net) < 3
 
 
+def usable_in_block(size: int, allow_first: bool = False, allow_last: bool = False) -> int:
+    """Addresses a pod may receive from a block of `size` addresses (MP-POOL-4; under 3 is exempt)."""
+    if size < 3:
+        return size
+    return size - (0 if allow_first else 1) - (0 if allow_last else 1)
+
+
 def usable_addresses(net: IPNetwork, allow_first: bool = False, allow_last: bool = False) -> int:
     """Addresses a pod may receive from `net` (MP-POOL-4)."""
-    total = address_count(net)
-    if total < 3:
-        return total
-    return total - (0 if allow_first else 1) - (0 if allow_last else 1)
+    return usable_in_block(address_count(net), allow_first, allow_last)
 
 
 def usable_bounds(net: IPNetwork, allow_first: bool = False, allow_last: bool = False) -> tuple[int, int]:
@@ -113,3 +160,12 @@ def contains(outer: IPNetwork, inner: IPNetwork) -> bool:
 def parse_all(texts: Iterable[object], what: str = "CIDR", family: int | None = None) -> list[IPNetwork]:
     """Parse several CIDRs; the first bad one raises CidrError."""
     return [parse_cidr(t, what, family) for t in texts]
+
+
+def next_free_subnet(parent: IPNetwork, prefix: int, used: Iterable[IPNetwork]) -> IPNetwork | None:
+    """The first `/prefix` block inside `parent` that overlaps none of `used`, or None when full."""
+    taken = [u for u in used if overlaps(u, parent)]
+    for candidate in parent.subnets(new_prefix=prefix):
+        if not any(candidate.overlaps(u) for u in taken):
+            return candidate
+    return None
