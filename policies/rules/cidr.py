@@ -1,15 +1,19 @@
-"""Pure CIDR arithmetic the policies need: parsing with a reason, block counts, usable addresses.
+"""The policies' CIDR vocabulary: problems as data, over the shared rules in reconciler/cidr.py.
 
-Kept free of Pulumi types so every rule can be reasoned about (and tested) as plain functions.
+Why an adapter: a rule reports a CIDR problem as a reason plus a suggested fix (never an exception), and
+works with families named "ipv4"/"ipv6" and per-node block sizes, but parsing, MP-POOL-4 usable counts
+and overlap detection must agree with the operator and the provider, so the arithmetic lives once in
+reconciler.cidr. Kept free of Pulumi types so every rule can be tested as plain functions.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeAlias
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+from reconciler import cidr
+
+Network: TypeAlias = cidr.IPNetwork
 Family = Literal["ipv4", "ipv6"]
 
 FAMILY_BITS: dict[Family, int] = {"ipv4": 32, "ipv6": 128}
@@ -27,21 +31,22 @@ class CidrProblem:
 
 def parse_cidr(text: object, family: Family) -> Network | CidrProblem:
     """Parse `text` as a canonical CIDR of `family`; a problem explains what is wrong and the fix."""
-    if not isinstance(text, str) or "/" not in text:
-        return CidrProblem(str(text), "is not in address/prefix-length form")
-    try:
-        strict = ipaddress.ip_network(text, strict=True)
-    except ValueError:
-        try:
-            loose = ipaddress.ip_network(text, strict=False)
-        except ValueError:
-            return CidrProblem(text, "is not a valid CIDR")
-        return CidrProblem(text, "has host bits set", str(loose))
-    if strict.version != FAMILY_VERSION[family]:
+    found = cidr.examine(text, FAMILY_VERSION[family])
+    if isinstance(found, cidr.CidrFlaw):
+        return _problem(str(text), found, family)
+    if str(found) != text:
+        return CidrProblem(str(text), "is not written in canonical form", str(found))
+    return found
+
+
+def _problem(text: str, flaw: cidr.CidrFlaw, family: Family) -> CidrProblem:
+    if flaw.kind == "shape":
+        return CidrProblem(text, "is not in address/prefix-length form")
+    if flaw.kind == "host-bits":
+        return CidrProblem(text, "has host bits set", str(flaw.network))
+    if flaw.kind == "family":
         return CidrProblem(text, f"is not an {'IPv4' if family == 'ipv4' else 'IPv6'} CIDR")
-    if str(strict) != text:
-        return CidrProblem(text, "is not written in canonical form", str(strict))
-    return strict
+    return CidrProblem(text, "is not a valid CIDR")
 
 
 def block_count(network: Network, mask_size: int) -> int:
@@ -52,18 +57,11 @@ def block_count(network: Network, mask_size: int) -> int:
 
 
 def usable_addresses(bits: int, mask_size: int, allow_first_ip: bool, allow_last_ip: bool) -> int:
-    """Pod addresses in one block after the MP-POOL-4 reservations (blocks under 3 are exempt)."""
-    size = 1 << (bits - mask_size)
-    if size < 3:
-        return size
-    return size - (0 if allow_first_ip else 1) - (0 if allow_last_ip else 1)
+    """Pod addresses in one /mask_size block of a `bits`-bit family after MP-POOL-4 (under 3 is exempt)."""
+    return cidr.usable_in_block(1 << (bits - mask_size), allow_first_ip, allow_last_ip)
 
 
 def overlapping_pairs(labelled: list[tuple[str, Network]]) -> list[tuple[str, Network, str, Network]]:
     """Every pair of labelled networks (same family) that share at least one address, in input order."""
-    pairs: list[tuple[str, Network, str, Network]] = []
-    for index, (label_a, net_a) in enumerate(labelled):
-        for label_b, net_b in labelled[index + 1 :]:
-            if net_a.version == net_b.version and net_a.overlaps(net_b):
-                pairs.append((label_a, net_a, label_b, net_b))
-    return pairs
+    found = cidr.overlapping_pairs([network for _, network in labelled])
+    return [(*labelled[i], *labelled[j]) for i, j in found]
