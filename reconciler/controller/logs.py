@@ -1,7 +1,7 @@
 """Structured controller logs: one event per line, `event=... node=... key=value` (DESIGN.md).
 
-The keys an operator greps for come first (node, eni, subnet, action, reason), like the ENI
-engine's lines, so `grep node=ip-10-0-1-5` finds both.
+The line format lives in reconciler/logfmt.py, shared with the ENI engine, so
+`grep node=ip-10-0-1-5` finds both; `log_event(logger, event, level, **fields)` is re-exported here.
 """
 
 from __future__ import annotations
@@ -10,25 +10,14 @@ import logging
 import sys
 from typing import Any
 
-_FIRST = ("node", "eni", "subnet", "action", "reason")
+from reconciler.logfmt import format_event, log_event
 
-
-def _quote(value: Any) -> str:
-    text = str(value)
-    if text == "" or any(c in text for c in ' "=\t\n'):
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    return text
+__all__ = ["configure", "line", "log_event"]
 
 
 def line(event: str, **fields: Any) -> str:
-    present = {k: v for k, v in fields.items() if v is not None}
-    ordered = [k for k in _FIRST if k in present] + sorted(k for k in present if k not in _FIRST)
-    return " ".join([f"event={_quote(event)}"] + [f"{k}={_quote(present[k])}" for k in ordered])
-
-
-def log_event(logger: logging.Logger, event: str, level: int = logging.INFO, **fields: Any) -> None:
-    if logger.isEnabledFor(level):
-        logger.log(level, line(event, **fields))
+    """One controller event as a `key=value` line (the format shared with the ENI engine)."""
+    return format_event(event, fields)
 
 
 def configure(level: str = "info") -> None:
