@@ -6,10 +6,12 @@
 
 What it adds around botocore:
 
-- Every HTTP request (each page of a describe, each retry) first takes a token from a
-  `ClientRateLimiter` (`--limit-ipam-api-qps` 4 / `--limit-ipam-api-burst` 20) and reports the wait
-  and the call's duration + response code to an `Ec2CallObserver` (ENI-MET-1). This happens in
-  botocore `before-call` / `after-call` hooks, so paginated requests are covered too.
+- Every HTTP request (each page of a describe, each retry) first takes a token for its action from
+  the `limiter` (default: Cilium's single `ClientRateLimiter`, `--limit-ipam-api-qps` 4 /
+  `--limit-ipam-api-burst` 20; the operator passes `AwsBucketsLimiter`, one bucket per action sized
+  like AWS's) and reports the wait and the call's duration + response code to an `Ec2CallObserver`
+  (ENI-MET-1). This happens in botocore `before-call` / `after-call` hooks, so paginated requests
+  are covered too.
 - tenacity retries with exponential backoff and full jitter for RequestLimitExceeded (which also
   halves the limiter's rate), 5xx and connection errors, and for InvalidNetworkInterfaceID.NotFound
   on an ENI this adapter created within `RetryPolicy.consistency_window` seconds (eventual
@@ -48,7 +50,7 @@ from reconciler.ec2 import api
 from reconciler.ec2 import boto3_parse as parse
 from reconciler.ec2.api import DESCRIBE_PAGE_SIZES, Ec2Error, Filters, make_error
 from reconciler.ec2.observe import OK, Ec2CallObserver, NullObserver
-from reconciler.ec2.ratelimit import ClientRateLimiter
+from reconciler.ec2.ratelimit import ClientRateLimiter, Ec2RateLimiter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -86,7 +88,9 @@ class Boto3Ec2:
         retry: RetryPolicy | None = None,
         observer: Ec2CallObserver | None = None,
         page_sizes: Mapping[str, int] | None = None,
+        limiter: Ec2RateLimiter | None = None,
     ) -> None:
+        """`limiter` replaces the default single bucket built from `qps` / `burst` / `adaptive_rate_limit`."""
         if client is None:
             try:
                 client = (session or boto3.Session()).client(
@@ -103,9 +107,11 @@ class Boto3Ec2:
         self._client = client
         self._clock = clock or WallClock()
         self._sleep = sleep or time.sleep
-        self.limiter = ClientRateLimiter(
-            self._clock, self._sleep, qps=qps, burst=burst, adaptive=adaptive_rate_limit
-        )
+        if limiter is None:
+            limiter = ClientRateLimiter(
+                self._clock, self._sleep, qps=qps, burst=burst, adaptive=adaptive_rate_limit
+            )
+        self.limiter: Ec2RateLimiter = limiter
         self.retry = retry or RetryPolicy()
         self._observer: Ec2CallObserver = observer or NullObserver()
         self._page_sizes = dict(DESCRIBE_PAGE_SIZES if page_sizes is None else page_sizes)
@@ -122,7 +128,7 @@ class Boto3Ec2:
 
     # --- botocore hooks: per HTTP request --------------------------------------------------------
     def _before_call(self, model: Any, context: dict[str, Any], **_: Any) -> None:
-        waited = self.limiter.acquire()
+        waited = self.limiter.acquire(model.name)
         self._observer.observe_rate_limit(model.name, waited)
         context[_STARTED] = self._clock.now()
 
@@ -142,7 +148,7 @@ class Boto3Ec2:
             except ClientError as err:
                 typed = self._translate(action, err)
                 if isinstance(typed, api.Throttled):
-                    self.limiter.on_throttled()
+                    self.limiter.on_throttled(action)
                 raise typed from None
             except (
                 EndpointConnectionError,
@@ -165,7 +171,7 @@ class Boto3Ec2:
                 raise api.InvalidParameter(
                     f"{action} was rejected by botocore: {err}.", code="ClientSide"
                 ) from None
-            self.limiter.on_success()
+            self.limiter.on_success(action)
             return result
 
         def should_retry(err: BaseException) -> bool:

@@ -1,18 +1,33 @@
 """Token buckets on a `Clock`: EC2's server-side throttling (EC2-SIM-5) and our client-side limiter.
 
-`TokenBucket` is the shared arithmetic. `ClientRateLimiter` is what `Boto3Ec2` puts in front of
-every call (`--limit-ipam-api-qps` 4 / `--limit-ipam-api-burst` 20, ENI-CFG-1): it reserves a token,
-sleeps through an injected `sleep` for as long as the reservation needs, returns the wait (for
-`cilium_operator_ec2_api_rate_limit_duration_seconds`), and adapts: each RequestLimitExceeded
-halves its rate (down to a floor), each success gives back a small step of the configured rate.
+`TokenBucket` is the shared arithmetic. `ClientRateLimiter` is Cilium's single client bucket
+(`--limit-ipam-api-qps` 4 / `--limit-ipam-api-burst` 20, ENI-CFG-1) and `Boto3Ec2`'s default: it
+reserves a token, sleeps through an injected `sleep` for as long as the reservation needs, returns the
+wait (for `cilium_operator_ec2_api_rate_limit_duration_seconds`), and adapts: each
+RequestLimitExceeded halves its rate (down to a floor), each success gives back a small step of the
+configured rate. `Ec2RateLimiter` is the shape `Boto3Ec2` needs; the per-action limiter sized like
+AWS's buckets (reconciler.ec2.aws_buckets_limiter) has it too.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from reconciler.clock import Clock
+
+
+class Ec2RateLimiter(Protocol):
+    """What `Boto3Ec2` calls around each EC2 request; `action` is the API name, e.g. DescribeSubnets."""
+
+    def acquire(self, action: str) -> float:
+        """Wait (through the injected sleep) for permission to send `action`; returns the seconds waited."""
+        ...
+
+    def on_throttled(self, action: str) -> None: ...
+
+    def on_success(self, action: str) -> None: ...
 
 
 class TokenBucket:
@@ -65,7 +80,7 @@ class ClientRateLimiter:
         sleep: Callable[[float], None],
         *,
         qps: float = 4.0,
-        burst: int = 20,
+        burst: float = 20,
         adaptive: bool = True,
         min_qps: float | None = None,
         recovery_calls: int = 50,
@@ -86,22 +101,26 @@ class ClientRateLimiter:
     def qps(self) -> float:
         return self._bucket.rate
 
-    def acquire(self) -> float:
-        """Wait for one token; returns the seconds waited (0.0 when a token was ready)."""
+    def reserve(self) -> float:
+        """Take one token now (into debt if needed) without sleeping; returns the seconds to wait."""
         with self._lock:
-            wait = self._bucket.reserve()
+            return self._bucket.reserve()
+
+    def acquire(self, action: str = "") -> float:
+        """Wait for one token, whatever the action; returns the seconds waited (0.0 if one was ready)."""
+        wait = self.reserve()
         if wait > 0:
             self._sleep(wait)
         return wait
 
-    def on_throttled(self) -> None:
+    def on_throttled(self, action: str = "") -> None:
         """EC2 said RequestLimitExceeded: halve the rate (multiplicative decrease)."""
         if not self.adaptive:
             return
         with self._lock:
             self._bucket.set_rate(max(self.min_qps, self._bucket.rate / 2.0))
 
-    def on_success(self) -> None:
+    def on_success(self, action: str = "") -> None:
         """A call went through: recover a small step toward the configured rate (additive increase)."""
         if not self.adaptive:
             return
