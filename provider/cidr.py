@@ -16,18 +16,20 @@ from reconciler.cidr import next_free_subnet
 __all__ = ["Network", "is_within", "next_free_subnet", "overlapping_pairs", "parse_network"]
 
 
+_SENTENCES: dict[cidr.FlawKind, str] = {
+    "shape": "{text!r} is not a CIDR such as 10.0.0.0/16",
+    "syntax": "{text!r} is not a valid CIDR",
+    "host-bits": "{text!r} has host bits set; use the network address {network}",
+    "family": "{text!r} is not an IPv{version} CIDR",
+}
+
+
 def parse_network(text: object, version: int | None = None) -> Network:
     """Parse a canonical CIDR (host bits zero) of the given IP version, or raise ValueError with a reason."""
     found = cidr.examine(text, version)
-    if not isinstance(found, cidr.CidrFlaw):
-        return found
-    if found.kind == "shape":
-        raise ValueError(f"{text!r} is not a CIDR such as 10.0.0.0/16")
-    if found.kind == "host-bits":
-        raise ValueError(f"{text!r} has host bits set; use the network address {found.network}")
-    if found.kind == "family":
-        raise ValueError(f"{text!r} is not an IPv{version} CIDR")
-    raise ValueError(f"{text!r} is not a valid CIDR")
+    if isinstance(found, cidr.CidrFlaw):
+        raise ValueError(_SENTENCES[found.kind].format(text=text, network=found.network, version=version))
+    return found
 
 
 def is_within(child: Network, parent: Network) -> bool:

@@ -29,24 +29,24 @@ class CidrProblem:
     suggestion: str | None = None
 
 
+_REASONS: dict[cidr.FlawKind, str] = {
+    "shape": "is not in address/prefix-length form",
+    "syntax": "is not a valid CIDR",
+    "host-bits": "has host bits set",
+    "family": "is not an {family} CIDR",
+}
+
+
 def parse_cidr(text: object, family: Family) -> Network | CidrProblem:
     """Parse `text` as a canonical CIDR of `family`; a problem explains what is wrong and the fix."""
     found = cidr.examine(text, FAMILY_VERSION[family])
     if isinstance(found, cidr.CidrFlaw):
-        return _problem(str(text), found, family)
+        reason = _REASONS[found.kind].format(family="IPv4" if family == "ipv4" else "IPv6")
+        suggestion = str(found.network) if found.kind == "host-bits" else None
+        return CidrProblem(str(text), reason, suggestion)
     if str(found) != text:
         return CidrProblem(str(text), "is not written in canonical form", str(found))
     return found
-
-
-def _problem(text: str, flaw: cidr.CidrFlaw, family: Family) -> CidrProblem:
-    if flaw.kind == "shape":
-        return CidrProblem(text, "is not in address/prefix-length form")
-    if flaw.kind == "host-bits":
-        return CidrProblem(text, "has host bits set", str(flaw.network))
-    if flaw.kind == "family":
-        return CidrProblem(text, f"is not an {'IPv4' if family == 'ipv4' else 'IPv6'} CIDR")
-    return CidrProblem(text, "is not a valid CIDR")
 
 
 def block_count(network: Network, mask_size: int) -> int:
