@@ -7,7 +7,7 @@ the simulator can run them for thousands of nodes per scan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reconciler.eni.cidr import ipv4_addresses_in  # re-exported for callers of ENI-ARCH-5
@@ -72,6 +72,23 @@ def node_demand(node: CiliumNode) -> NodeDemand:
         wants_ipv6=bool(request and request.ipv6_addrs > 0),
         max_above_watermark=ipam.max_above_watermark,
     )
+
+
+def pod_need(used: int, pending_pods: int, available: int) -> int:
+    """The pod-serving part of a node's deficit: addresses its pods lack (ENI-CALC-4 phase one).
+
+    `used` counts the pods the agent has reported (ENI-ARCH-5); `pending_pods` the pods bound to the
+    node without an address, which may not be in `used` yet when the agent has not synced. The rest
+    of the deficit (pre-allocate, min-allocate, max-above-watermark) is the watermark part.
+    `available` should include addresses in flight to the agent, so they are not asked for twice.
+    """
+    return max(max(used, pending_pods) - available, 0)
+
+
+def two_phase_order(amounts: Mapping[str, int], pod_needs: Mapping[str, int]) -> list[str]:
+    """ENI-CALC-4 as two phases of the same queue: every node with a pod need first, then the nodes
+    whose deficit is only the watermark; largest deficit first within a phase, ties by name."""
+    return sorted(amounts, key=lambda n: (pod_needs.get(n, 0) <= 0, -amounts[n], n))
 
 
 def surge_allocate(pending_pods: int, needed: int) -> int:

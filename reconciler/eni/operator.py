@@ -54,7 +54,15 @@ from reconciler.eni.allocate import (
     prefix_delegation_enabled,
 )
 from reconciler.eni.cache import Ec2Cache, LimitsSource
-from reconciler.eni.calc import NodeDemand, QueueEntry, needed_ips, node_demand, scan_queue
+from reconciler.eni.calc import (
+    NodeDemand,
+    QueueEntry,
+    needed_ips,
+    node_demand,
+    pod_need,
+    scan_queue,
+    two_phase_order,
+)
 from reconciler.eni.config import EniOperatorConfig, creation_tags, gc_tags, resolve_cluster_name
 from reconciler.eni.create import CreateEni, device_index, plan_create
 from reconciler.eni.executor import Executor
@@ -292,14 +300,30 @@ class EniOperator:
         return last is None or self.clock.now() - last >= self.config.allocation_min_interval
 
     def queued(self) -> list[str]:
-        """The allocation queue in processing order (largest deficit first)."""
+        """The allocation queue in processing order (ENI-CALC-4 in two phases): nodes whose pods
+        lack addresses first, then nodes short only of their watermark; largest deficit first."""
         with self._lock:
-            return [n for n, _ in sorted(self._queue.items(), key=lambda kv: (-kv[1], kv[0]))]
+            amounts = dict(self._queue)
+        return two_phase_order(amounts, {name: self._pod_need(name) for name in amounts})
+
+    def _pod_need(self, name: str) -> int:
+        """Addresses the node's pods lack now, in-flight addresses counted as available."""
+        node = self._nodes.get(name)
+        if node is None:
+            return 0
+        demand = node_demand(node)
+        in_flight = self.tracker.in_flight(name, self.clock.now(), self.config.adoption_grace)
+        return pod_need(demand.used, self._pending.get(name, 0), demand.available + in_flight)
 
     def run_allocations(self, force: bool = False) -> dict[str, NodeResult]:
         """ENI-CALC-4: process the allocation queue, at most once per second; blocked while the
         cache is unstable (ENI-CACHE-2). Nodes that made partial progress or hit a transient EC2
         error stay queued for the next run.
+
+        Two phases (NOTES.md, deviation 10): nodes whose pods lack addresses go first, and such a
+        node stops once its pods are covered, so its result (new status.eni.enis) is returned --
+        and can be published -- without waiting for the ENI that only the watermark needs; that
+        remainder stays queued and is served by a later run, after every pod need of that run.
         """
         if not self.cache.stable:
             log_event("allocation_blocked", logging.WARNING, action="allocate", reason=self.cache.last_error)
@@ -407,12 +431,16 @@ class EniOperator:
             if needed > 0
             else 0
         )
+        # Phase one of ENI-CALC-4: while pods lack addresses, stop once they are covered; each
+        # call is still sized for the whole target, so deferring the rest costs no extra call.
+        pods_short = pod_need(demand.used, self._pending.get(name, 0), demand.available + in_flight)
         pd = prefix_delegation_enabled(self.config, view.limits, node.eni)
         want_v6 = demand.wants_ipv6 and not holds_ipv6_prefix(view)
         retry = False
         max_ops = 2 * view.limits.max_network_interfaces + 4
         for _ in range(max_ops):
-            if remaining <= 0 and not want_v6:
+            pods_served = 0 < pods_short <= result.allocated_ips
+            if (remaining <= 0 or pods_served) and not want_v6:
                 break
             view = self._view(node)
             action: AssignIps | AssignPrefixes | CreateEni | AssignIpv6Prefix | None = None

@@ -10,8 +10,10 @@ from reconciler.eni.calc import (
     ipv4_addresses_in,
     needed_ips,
     node_demand,
+    pod_need,
     scan_queue,
     surge_allocate,
+    two_phase_order,
     used_ips,
 )
 from reconciler.model import CiliumNode, IpamSpec, PoolAllocation, PoolRequest
@@ -156,3 +158,20 @@ def test_eni_calc_4_queue_deficits_largest_first_then_releases() -> None:
 def test_eni_calc_3_no_releases_without_release_excess_flag() -> None:
     queue = scan_queue([_demand("a", 0, 5), _demand("b", 1, 0)], release_enabled=False)
     assert [(e.node, e.action) for e in queue] == [("b", "allocate")]
+
+
+@pytest.mark.parametrize(
+    ("used", "pending", "available", "expected"),
+    [(25, 25, 0, 25), (25, 25, 14, 11), (25, 25, 28, 0), (0, 25, 0, 25), (0, 0, 0, 0), (3, 0, 10, 0)],
+)
+def test_eni_calc_4_pod_need_is_what_the_pods_lack_not_the_watermark(
+    used: int, pending: int, available: int, expected: int
+) -> None:
+    """Pending pods may not be in usedIPs yet (agent not synced); in-flight goes into `available`."""
+    assert pod_need(used, pending, available) == expected
+
+
+def test_eni_calc_4_two_phases_pod_needs_first_then_watermark_largest_first_each() -> None:
+    amounts = {"wm-big": 30, "wm-small": 2, "pods-small": 3, "pods-big": 10}
+    needs = {"pods-small": 1, "pods-big": 4, "wm-big": 0}
+    assert two_phase_order(amounts, needs) == ["pods-big", "pods-small", "wm-big", "wm-small"]

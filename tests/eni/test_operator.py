@@ -289,3 +289,55 @@ def test_instance_missing_from_cache_waits_for_a_refresh_then_reports() -> None:
         "node ghost: instance i-0000000000doesnotexist has no network interface in EC2; "
         "check spec.instance-id or whether the instance still runs"
     )
+
+
+class _RecordingRunner:
+    """Sequential, and remembers the order in which nodes were worked on."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        self.order.extend(items)
+        return [fn(item) for item in items]
+
+
+def test_eni_calc_4_pod_need_of_every_node_before_any_watermark_then_watermark_next_run() -> None:
+    """Two phases of one queue: 'pods' (4 pods short, deficit 12) goes before 'watermark' (deficit 16,
+    pre-allocate only) although its deficit is smaller; it stops once its pods are covered (one ENI),
+    its status is in that run's result, and the ENI only pre-allocate needs comes a run later."""
+    runner = _RecordingRunner()
+    clock, sim, world = sim_world(instances=2)
+    op = EniOperator(sim, EniOperatorConfig(aws_enable_prefix_delegation=False), clock, runner=runner)
+    op.refresh(force=True)
+    pods_iid, wm_iid = world.instance_ids
+    op.on_node_changed(node_for("pods", pods_iid, world, requested_v4=4 + 8, first_interface_index=1))
+    op.on_node_changed(
+        node_for("watermark", wm_iid, world, requested_v4=16, pre_allocate=16, first_interface_index=1)
+    )
+
+    def enis_of(iid: str) -> int:
+        return sum(1 for e in sim.enis.values() if e.attachment and e.attachment.instance_id == iid)
+
+    assert op.queued() == ["pods", "watermark"]
+    first = op.run_allocations()
+    assert runner.order == ["pods", "watermark"]
+    assert first["pods"].allocated_ips == 9 and first["pods"].enis is not None  # publishable now
+    assert enis_of(pods_iid) == 1 + 1  # eth0 + the ENI its pods need, not yet the watermark's
+    assert first["watermark"].allocated_ips == 16 and enis_of(wm_iid) == 1 + 2
+    assert op.queued() == ["pods"]  # the watermark rest (3) stays queued
+    clock.advance(1)
+    second = op.run_allocations()
+    assert second["pods"].allocated_ips == 3 and enis_of(pods_iid) == 1 + 2
+    assert op.queued() == []
+
+
+def test_eni_calc_4_pending_pods_count_as_pod_need_before_the_agent_reports_them() -> None:
+    """A node whose agent has not reported its pods yet (usedIPs 0) but has pending pods is phase one."""
+    clock, sim, world, op = _op(instances=2, aws_enable_prefix_delegation=False)
+    a, b = world.instance_ids
+    op.on_node_changed(node_for("quiet", a, world, requested_v4=16, pre_allocate=16, first_interface_index=1))
+    op.on_node_changed(node_for("busy", b, world, requested_v4=8, first_interface_index=1))
+    assert op.queued() == ["quiet", "busy"]  # both watermark only: largest deficit first
+    op.set_pending_pods({"busy": 5})
+    assert op.queued() == ["busy", "quiet"]
