@@ -5,6 +5,11 @@ Precedence, lowest first: built-in defaults < `--config-file` (YAML or JSON mapp
 ENI flag names and defaults are Cilium's (ENI-CFG-1) and are checked by the ENI engine's own
 `EniOperatorConfig.from_flags`; multi-pool flags by the multi-pool library (MP-CFG-1, MP-PRE-1).
 Every mistake becomes a `ConfigError` whose message is one sentence; the CLI prints it and exits 2.
+
+`--ec2-api-rate-limiter` picks the client-side EC2 limiter: `aws-buckets` (default; one bucket per
+action sized like AWS's, EC2-SIM-5) or `single` (Cilium's one bucket of `--limit-ipam-api-qps` /
+`--limit-ipam-api-burst`). Those two flags have no value in the table so that setting them is
+visible: with `aws-buckets`, a user who sets either still gets that ceiling, on all calls together.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from reconciler.eni.config import EniOperatorConfig, parse_duration, parse_map
 
 ENV_PREFIX = "CILIUM_IPAM_"
 IPAM_MODES = ("eni", "multi-pool")
+EC2_RATE_LIMITERS = ("aws-buckets", "single")
+LIMIT_FLAGS = ("limit-ipam-api-qps", "limit-ipam-api-burst")
 LEASE_NAME = "cilium-operator-resource-lock"
 
 
@@ -51,8 +58,9 @@ ENI_FLAGS: tuple[Flag, ...] = (
     Flag("aws-release-excess-ips", "false", "release excess IPs back to EC2", boolean=True),
     Flag("excess-ip-release-delay", "180s", "how long a CIDR must stay unused before it is released"),
     Flag("aws-enable-prefix-delegation", "false", "allocate /28 prefixes on Nitro instances", boolean=True),
-    Flag("limit-ipam-api-qps", "4", "queries per second of the client-side EC2 rate limiter"),
-    Flag("limit-ipam-api-burst", "20", "burst of the client-side EC2 rate limiter"),
+    # No table default: unset means Cilium's 4 / 20 (EniOperatorConfig), set means a ceiling (see top).
+    Flag("limit-ipam-api-qps", None, "EC2 calls per second (default 4); with aws-buckets, a total cap"),
+    Flag("limit-ipam-api-burst", None, "EC2 call burst (default 20); with aws-buckets, a total cap"),
     Flag("parallel-alloc-workers", "50", "nodes worked on in parallel"),
     Flag("subnet-ids-filter", "", "only use these subnet IDs (comma separated)"),
     Flag("subnet-tags-filter", "", "only use subnets with these tags (k1=v1,...)"),
@@ -82,6 +90,8 @@ RUNTIME_FLAGS: tuple[Flag, ...] = (
     Flag("leader-election-retry-period", "2s", "interval between acquire / renew attempts"),
     Flag("operator-prometheus-serve-addr", ":9963", "[host]:port for /metrics; empty host = 127.0.0.1"),
     Flag("health-addr", ":9234", "[host]:port for /healthz and /readyz; empty host = 127.0.0.1"),
+    Flag("ec2-api-rate-limiter", "aws-buckets",
+         "client-side EC2 limiter: aws-buckets (a bucket per action, AWS's sizes) or single (Cilium's)"),
     Flag("dry-run", "false", "plan and log every EC2 mutation with its reason, perform none", boolean=True),
     Flag("log-level", "info", "debug, info, warning or error"),
     Flag("ec2-simulated-world", "", "TEST ONLY: JSON world for an in-process SimulatedEc2", hidden=True),
@@ -111,6 +121,8 @@ class OperatorConfig:
     auto_create_pools: str = ""
     simulated_world: str = ""
     resync_interval: float = 60.0
+    ec2_api_rate_limiter: str = "aws-buckets"
+    ec2_api_rate_cap: tuple[float, int] | None = None  # (qps, burst) over all calls, aws-buckets only
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -120,11 +132,15 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         kwargs: dict[str, Any] = {
             "dest": flag.name.replace("-", "_"),
             "default": None,
-            "help": argparse.SUPPRESS if flag.hidden else f"{flag.help} (default {flag.default!r})",
+            "help": argparse.SUPPRESS if flag.hidden else _help(flag),
         }
         if flag.boolean:
             kwargs.update(nargs="?", const="true", metavar="BOOL")
         parser.add_argument(f"--{flag.name}", **kwargs)
+
+
+def _help(flag: Flag) -> str:
+    return flag.help if flag.default is None else f"{flag.help} (default {flag.default!r})"
 
 
 def _normalise(key: str, where: str) -> str:
@@ -249,6 +265,10 @@ def build_config(values: Mapping[str, Any]) -> OperatorConfig:
     level = _as_text(values["log-level"]).lower()
     if level not in ("debug", "info", "warning", "error"):
         raise ConfigError(f"--log-level must be debug, info, warning or error (got {level!r})")
+    limiter = _as_text(values["ec2-api-rate-limiter"]).strip().lower()
+    if limiter not in EC2_RATE_LIMITERS:
+        raise ConfigError(f"--ec2-api-rate-limiter must be aws-buckets or single (got {limiter!r})")
+    capped = limiter == "aws-buckets" and any(values.get(f) not in (None, "") for f in LIMIT_FLAGS)
     identity = _as_text(values.get("leader-election-identity") or "")
     identity = identity or f"{socket.gethostname()}-{os.getpid()}"
     return OperatorConfig(
@@ -269,6 +289,8 @@ def build_config(values: Mapping[str, Any]) -> OperatorConfig:
         auto_create_pools=auto_create,
         simulated_world=_as_text(values.get("ec2-simulated-world") or ""),
         resync_interval=_positive_duration("resync-interval", values["resync-interval"]),
+        ec2_api_rate_limiter=limiter,
+        ec2_api_rate_cap=(eni.limit_ipam_api_qps, eni.limit_ipam_api_burst) if capped else None,
     )
 
 

@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,8 @@ from reconciler.controller.http import Endpoints, text
 from reconciler.controller.leader import LeaderElector
 from reconciler.controller.logs import configure, log_event
 from reconciler.controller.metrics import IpamMetrics
+from reconciler.ec2.aws_buckets_limiter import AwsBucketsLimiter
+from reconciler.ec2.ratelimit import ClientRateLimiter, Ec2RateLimiter
 
 log = logging.getLogger("cilium_ipam.operator")
 
@@ -46,16 +49,28 @@ def simulated_ec2(world_json: str, clock: Clock, metrics: IpamMetrics) -> Any:
     return sim
 
 
+def ec2_rate_limiter(config: OperatorConfig, clock: Clock, sleep: Callable[[float], None]) -> Ec2RateLimiter:
+    """--ec2-api-rate-limiter: AWS's per-action buckets (capped if the user set Cilium's qps/burst
+    flags), or Cilium's single qps/burst bucket (ENI-CFG-1)."""
+    if config.ec2_api_rate_limiter == "single":
+        return ClientRateLimiter(
+            clock, sleep, qps=config.eni.limit_ipam_api_qps, burst=config.eni.limit_ipam_api_burst
+        )
+    return AwsBucketsLimiter(clock, sleep, total_cap=config.ec2_api_rate_cap)
+
+
 def build_ec2(config: OperatorConfig, clock: Clock, metrics: IpamMetrics) -> Any:
     if config.simulated_world:
         return simulated_ec2(config.simulated_world, clock, metrics)
     from reconciler.ec2.boto3_adapter import Boto3Ec2
 
+    wall = WallClock()  # real EC2 runs on real time, whatever clock drives the controller
     return Boto3Ec2(
         region=config.aws_region or None,
         endpoint_url=config.ec2_endpoint or None,
-        qps=config.eni.limit_ipam_api_qps,
-        burst=config.eni.limit_ipam_api_burst,
+        clock=wall,
+        sleep=time.sleep,
+        limiter=ec2_rate_limiter(config, wall, time.sleep),
         observer=metrics,
     )
 
