@@ -175,6 +175,11 @@ class EnginePolicy:
         self.workers.on_item_done = self._item_done
         self.loop.every(TICK_S, self._tick, first=0.0)
 
+    @property
+    def busy_until(self) -> float:
+        """When the operator's last pass ends: its EC2 calls are spread up to then (worker time)."""
+        return self._busy_until
+
     # --- operator lifecycle ----------------------------------------------------------------------
     def _new_operator(self) -> EniOperator:
         op = EniOperator(self.ec2, self.config, self.ctx.clock, runner=self.workers)
