@@ -13,6 +13,11 @@ API the simulator, explain-style tooling and tests drive::
     agent.take_completed()           # pods that got their addresses during sync calls
     agent.remove_pod("ns/web-0")     # frees the pod's addresses
 
+Release hysteresis, ENI mode (`AgentConfig.release`, `release.ReleasePolicy`): a CIDR leaves
+`allocated` only after it has been wholly unused for `min_idle_s` (default 300 s) on the agent's
+`clock` and the node keeps `spare_cidrs` CIDRs' worth of free addresses beyond demand - in-use. Pass
+the simulator's clock (`Agent(..., clock=loop)`); without one the agent reads wall time (WallClock).
+
 What `sync` reads: multi-pool mode, `spec.ipam.pools.allocated` (the operator adds blocks); ENI mode,
 `status.eni.enis` (ENI-ARCH-4) and `spec.ipam.pre-allocate`. What it returns: the node's IpamSpec
 with `pools.requested` (MP-PRE-1 per pool and family, or ENI-ARCH-5 linear demand for pool `default`)
@@ -40,8 +45,10 @@ from reconciler.agent.eni import ENI_POOL, eni_cidrs
 from reconciler.agent.localpool import LocalPool
 from reconciler.agent.masquerade import MasqueradeConfig, masquerade_decision
 from reconciler.agent.pods import FAMILY_POOL_ANNOTATION, POOL_ANNOTATION, PodInfo
+from reconciler.agent.release import IMMEDIATE, ReleasePolicy
 from reconciler.agent.selection import select_pool
 from reconciler.cidr import CidrError, IPNetwork, contains, parse_cidr
+from reconciler.clock import Clock, WallClock
 from reconciler.model import DEFAULT_POOL, CiliumNode, IpamSpec, PoolAllocation, PoolRequest
 from reconciler.multipool.pools import (
     DEFAULT_POOL_KEY,
@@ -80,6 +87,7 @@ class AgentConfig:
     default_pool: str = DEFAULT_POOL  # --ipam-default-ip-pool
     pre_allocation: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_PRE_ALLOCATION))
     masquerade: MasqueradeConfig = field(default_factory=MasqueradeConfig)
+    release: ReleasePolicy = field(default_factory=ReleasePolicy)  # ENI-REL-1 hysteresis, ENI mode
 
     def problems(self) -> list[str]:
         out: list[str] = []
@@ -89,6 +97,7 @@ class AgentConfig:
             out.append("both IPv4 and IPv6 are disabled; enable at least one family.")
         if self.mode == MULTI_POOL:
             out.extend(self.masquerade.problems())
+        out.extend(self.release.problems())
         return out
 
 
@@ -122,8 +131,10 @@ class Agent:
         node_labels: Mapping[str, str] | None = None,
         pools: Iterable[CiliumPodIPPool] = (),
         node_configs: Iterable[CiliumNodeConfig] = (),
+        clock: Clock | None = None,
     ) -> None:
         self.node_name = node_name
+        self.clock: Clock = clock or WallClock()  # idle times of CIDRs (release hysteresis)
         self.config = config or AgentConfig()
         problems = self.config.problems()
         if problems:
@@ -296,11 +307,13 @@ class Agent:
             local = self._local.get(key)
             if local is None:
                 if self.config.mode == ENI:
-                    local = LocalPool(allow_first=True, allow_last=True)
+                    local = LocalPool(allow_first=True, allow_last=True, clock=self.clock)
                 else:
                     spec = self._pools.get(key[0])
                     local = LocalPool(
-                        spec.allow_first_ip if spec else False, spec.allow_last_ip if spec else False
+                        spec.allow_first_ip if spec else False,
+                        spec.allow_last_ip if spec else False,
+                        clock=self.clock,
                     )
                 self._local[key] = local
             local.update(nets)
@@ -360,8 +373,13 @@ class Agent:
             local = self._local.get((pool, family))
             if local is None or (self.config.mode == ENI and family == 6):
                 continue  # ENI-V6-3: IPv6 prefixes are never released
-            local.release_excess(max(needed - in_use, 0))
+            local.release_excess(max(needed - in_use, 0), self._release_policy())
         return replace(node.ipam, requested=self._requested(demand), allocated=self._allocated(node, order))
+
+    def _release_policy(self) -> ReleasePolicy:
+        """Hysteresis in ENI mode, where a released address holds an ENI slot for the release delay
+        (ENI-REL-2); multi-pool blocks go straight back to the shared pool, so they go at once."""
+        return self.config.release if self.config.mode == ENI else IMMEDIATE
 
     def _requested(self, demand: Mapping[tuple[str, int], tuple[int, int, int]]) -> tuple[PoolRequest, ...]:
         per_pool: dict[str, dict[int, int]] = {}

@@ -6,8 +6,10 @@
   advertised (ENI-REL-1: never re-add a CIDR the agent released while it is still offered); released
   CIDRs no longer advertised are forgotten. A CIDR that disappears while pods still use it is kept
   for them ("removed") but hands out no new address; it goes away with its last pod.
-- `release_excess(free_needed)`: walking from the last CIDR to the first, a wholly unused CIDR is
-  released when the free addresses left afterwards are still >= free_needed (= demand - in-use).
+- `release_excess(free_needed, policy)`: walking from the last CIDR to the first, a wholly unused CIDR is
+  released when the free addresses left afterwards are still >= free_needed (= demand - in-use);
+  `release.ReleasePolicy` adds hysteresis (minimum idle time on the pool's clock, spare margin).
+  Each CIDR remembers since when it has been wholly unused (from the clock given to the pool).
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator, Sequence
 
+from reconciler.agent.release import IMMEDIATE, CidrUse, ReleasePolicy, releasable
 from reconciler.cidr import IPNetwork, usable_addresses, usable_bounds
+from reconciler.clock import Clock, WallClock
 from reconciler.multipool.intervals import IntervalSet
 
 
 class _Range:
-    __slots__ = ("net", "first", "slots", "owners")
+    __slots__ = ("net", "first", "slots", "owners", "idle_since")
 
-    def __init__(self, net: IPNetwork, allow_first: bool, allow_last: bool) -> None:
+    def __init__(self, net: IPNetwork, allow_first: bool, allow_last: bool, now: float) -> None:
         self.net = net
         self.first = usable_bounds(net, allow_first, allow_last)[0]
         self.slots = IntervalSet(usable_addresses(net, allow_first, allow_last))
         self.owners: dict[int, str] = {}
+        self.idle_since: float | None = now  # wholly unused since (None while an address is taken)
 
     @property
     def used(self) -> int:
@@ -47,9 +52,12 @@ class _Range:
 class LocalPool:
     """Ordered CIDRs of one pool and family on one node, plus the released and removed sets."""
 
-    def __init__(self, allow_first: bool = False, allow_last: bool = False) -> None:
+    def __init__(
+        self, allow_first: bool = False, allow_last: bool = False, clock: Clock | None = None
+    ) -> None:
         self.allow_first = allow_first
         self.allow_last = allow_last
+        self.clock: Clock = clock or WallClock()
         self._ranges: list[_Range] = []
         self.released: set[IPNetwork] = set()
         self.removed: set[IPNetwork] = set()
@@ -71,7 +79,7 @@ class LocalPool:
                 continue
             current = by_net.get(net)
             if current is None:
-                current = _Range(net, self.allow_first, self.allow_last)
+                current = _Range(net, self.allow_first, self.allow_last, self.clock.now())
                 if current.slots.size == 0:
                     continue
             self.removed.discard(net)
@@ -118,6 +126,7 @@ class LocalPool:
             if offset is None:
                 continue
             r.owners[offset] = owner
+            r.idle_since = None
             return r.address(offset)
         return None
 
@@ -130,6 +139,8 @@ class LocalPool:
             if offset is None or not r.slots.release(offset):
                 return False
             r.owners.pop(offset, None)
+            if r.used == 0:
+                r.idle_since = self.clock.now()
             if r.net in self.removed and r.used == 0:
                 self.removed.discard(r.net)
                 self._ranges.remove(r)
@@ -143,17 +154,13 @@ class LocalPool:
                 return r.owners.get(offset)
         return None
 
-    def release_excess(self, free_needed: int) -> list[str]:
-        """ENI-REL-1 spare-capacity rule; returns the released CIDRs (they leave `allocated`)."""
-        total_free = self.free
-        kept: list[_Range] = []
-        released: list[str] = []
-        for r in reversed(self._ranges):
-            if r.used == 0 and r.net not in self.removed and total_free - r.free >= free_needed:
-                total_free -= r.free
-                self.released.add(r.net)
-                released.append(str(r.net))
-            else:
-                kept.append(r)
-        self._ranges = list(reversed(kept))
-        return released
+    def release_excess(self, free_needed: int, policy: ReleasePolicy = IMMEDIATE) -> list[str]:
+        """ENI-REL-1 spare-capacity rule, made stricter by `policy`; returns the released CIDRs.
+
+        The released CIDRs leave `allocated` and stay out while still offered (see `update`).
+        """
+        uses = [CidrUse(r.net, r.used, r.free, r.idle_since, r.net in self.removed) for r in self._ranges]
+        going = releasable(uses, free_needed, self.clock.now(), policy)
+        self.released.update(going)
+        self._ranges = [r for r in self._ranges if r.net not in going]
+        return [str(net) for net in going]

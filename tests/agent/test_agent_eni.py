@@ -8,6 +8,8 @@ from typing import Any
 from reconciler.agent.agent import Agent, AgentConfig, PodStatus
 from reconciler.agent.eni import eni_cidrs
 from reconciler.agent.pods import PodInfo
+from reconciler.agent.release import ReleasePolicy
+from reconciler.clock import SimClock
 from reconciler.model import CiliumNode, PoolAllocation, PoolRequest
 
 
@@ -87,7 +89,9 @@ def test_eni_arch_4_pod_asking_for_another_pool_fails_clearly() -> None:
 
 
 def test_eni_rel_1_release_and_never_readd_while_listed_ipv6_never_released() -> None:
-    agent = Agent("n1", AgentConfig(mode="eni", enable_ipv6=True))
+    clock = SimClock()
+    no_margin = ReleasePolicy(min_idle_s=300.0, spare_cidrs=0)
+    agent = Agent("n1", AgentConfig(mode="eni", enable_ipv6=True, release=no_margin), clock=clock)
     n = node(
         [
             eni(
@@ -101,6 +105,8 @@ def test_eni_rel_1_release_and_never_readd_while_listed_ipv6_never_released() ->
         pre=2,
     )
     agent.add_pod(PodInfo("ns", "a"))
+    assert "10.0.0.14/32" in agent.sync(n).allocated[0].cidrs, "hysteresis: not idle for 300 s yet"
+    clock.advance(300.0)
     ipam = agent.sync(n)
     # 1 in use, need 1 + 2 = 3 -> free needed 2: two /32s stay free, the last one is released
     assert ipam.allocated[0].cidrs == ("10.0.0.11/32", "10.0.0.12/32", "10.0.0.13/32", "2600:1f18::/80")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from reconciler.agent.release import ReleasePolicy
+from reconciler.clock import Clock
 from reconciler.cluster.store import CILIUM_NODE, ClusterStore, Conflict
 
 
@@ -62,12 +64,22 @@ class LibraryAgent:
     agent owns -- `spec.ipam.pools` (requested and allocated) -- with the version it read.
     """
 
-    def __init__(self, store: ClusterStore, name: str, mode: str = "eni") -> None:
+    def __init__(
+        self,
+        store: ClusterStore,
+        name: str,
+        mode: str = "eni",
+        clock: Clock | None = None,
+        release: ReleasePolicy | None = None,
+    ) -> None:
+        """`clock`, `release`: the agent's own time and its release hysteresis (ENI-REL-1); wall time
+        and the agent's defaults unless given."""
         from reconciler.agent.agent import Agent, AgentConfig
 
         self.store = store
         self.name = name
-        self.agent = Agent(name, AgentConfig(mode=mode))
+        config = AgentConfig(mode=mode) if release is None else AgentConfig(mode=mode, release=release)
+        self.agent = Agent(name, config, clock=clock)
 
     def add_pods(self, count: int, prefix: str = "pod") -> list[str]:
         from reconciler.agent.pods import PodInfo
