@@ -33,6 +33,17 @@ def test_burst_serves_every_pod_with_the_minimum_mutating_calls_ENI_ALLOC_2_ENI_
     assert ours["throttled_calls"] == 0
 
 
+def test_burst_past_the_attach_bucket_meets_the_bound_target_with_every_call_counted_ENI_CALC_4() -> None:
+    """300 nodes need 300 first-ENI attaches, past the attach bucket's 50: pods must not wait behind
+    the pre-allocate-only ENIs (two-phase queue), and the run lasts until those are made too."""
+    scenario = SCENARIOS["s1-burst"].with_overrides(nodes=300)
+    report = run_scenario(scenario, 5, ["ours"])
+    ours = report["policies"]["ours"]
+    assert ours["pods_waiting"] == 0 and ours["pods_with_ip"] == 300 * 25
+    assert ours["all_pods_with_ip_s"] <= 1.25 * report["lower_bound"]["seconds"]
+    assert ours["mutating_calls"] == report["lower_bound"]["mutating_calls"] == 300 * 7
+
+
 def test_no_policy_beats_the_lower_bound(burst: dict) -> None:
     bound = burst["lower_bound"]["seconds"]
     assert bound > 0
