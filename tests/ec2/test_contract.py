@@ -34,6 +34,12 @@ def _create(backend: Backend, **kwargs: object) -> NetworkInterface:
     return backend.ec2.create_network_interface(request)
 
 
+def _distinct_where_modelled(backend: Backend, ips: tuple[str, ...]) -> bool:
+    """EC2-SIM-2 uniqueness. moto draws each address at random and can repeat one (a documented
+    divergence, tests/ec2/test_moto_divergence.py), so on moto only the count is part of the contract."""
+    return backend.name == "moto" or len(set(ips)) == len(ips)
+
+
 def _in_subnet(backend: Backend, ips: tuple[str, ...]) -> bool:
     net = ipaddress.IPv4Network(backend.subnet_cidr)
     return all(ipaddress.IPv4Address(ip) in net for ip in ips)
@@ -45,7 +51,7 @@ def test_create_returns_detached_eni_with_requested_secondaries_in_subnet(backen
     assert eni.id.startswith("eni-")
     assert eni.status == "available"
     assert (eni.subnet_id, eni.vpc_id, eni.availability_zone) == (backend.subnet_id, backend.vpc_id, AZ)
-    assert len(eni.private_ips) == 4 and len(set(eni.private_ips)) == 4
+    assert len(eni.private_ips) == 4 and _distinct_where_modelled(backend, eni.private_ips)
     assert eni.private_ips[0] == eni.primary_ip and len(eni.secondary_ips) == 3
     assert _in_subnet(backend, eni.private_ips)
     assert eni.description == "Cilium-CNI (i-test)"
@@ -107,7 +113,8 @@ def test_assign_count_adds_that_many_unique_addresses(backend: Backend) -> None:
     result = backend.ec2.assign_private_ip_addresses(eni.id, secondary_private_ip_count=2)
     [after] = backend.ec2.describe_network_interfaces(ids=[eni.id])
     assert len(after.secondary_ips) == 3
-    assert len(set(after.private_ips)) == 4 and _in_subnet(backend, after.private_ips)
+    assert len(after.private_ips) == 4 and _distinct_where_modelled(backend, after.private_ips)
+    assert _in_subnet(backend, after.private_ips)
     assert set(result.private_ips) <= set(after.private_ips)
     assert set(eni.private_ips) <= set(after.private_ips)
 
