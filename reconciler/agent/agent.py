@@ -14,7 +14,7 @@ API the simulator, explain-style tooling and tests drive::
     agent.remove_pod("ns/web-0")     # frees the pod's addresses
 
 Release hysteresis, ENI mode (`AgentConfig.release`, `release.ReleasePolicy`): a CIDR leaves
-`allocated` only after it has been wholly unused for `min_idle_s` (default 300 s) on the agent's
+`allocated` only after it has been wholly unused for `min_idle_s` (default 600 s) on the agent's
 `clock` and the node keeps `spare_cidrs` CIDRs' worth of free addresses beyond demand - in-use. Pass
 the simulator's clock (`Agent(..., clock=loop)`); without one the agent reads wall time (WallClock).
 

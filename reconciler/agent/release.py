@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from reconciler.cidr import IPNetwork
 
-DEFAULT_MIN_IDLE_S = 300.0
+DEFAULT_MIN_IDLE_S = 600.0  # full S3: 300 s left one 37 s churn wait, 600 s none
 DEFAULT_SPARE_CIDRS = 1
 
 

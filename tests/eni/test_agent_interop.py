@@ -90,7 +90,7 @@ def test_real_agent_release_cycle_with_prefix_delegation() -> None:
     for name, agent in cluster.agents.items():
         for i in range(2, 40):
             agent.remove_pod(f"default/{name}-pod-{i}")
-    cluster.tick(seconds=300.0)  # the agent's release hysteresis: CIDRs idle for 5 minutes first
+    cluster.tick(seconds=600.0)  # the agent's release hysteresis: CIDRs idle for 10 minutes first
     for t in range(60):
         cluster.tick(seconds=2.0, scan=t % 5 == 0)
     prefixes_after = sum(len(e.prefixes) for e in _sim(cluster).enis.values())
