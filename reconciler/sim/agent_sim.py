@@ -41,7 +41,8 @@ class SimAgent:
         self.loop = loop
         self.metrics = metrics
         self._write_spec = write_spec
-        self.agent = Agent(name, AgentConfig(mode=ENI))
+        # The agent's release idle time (ENI-REL-1 hysteresis) must run on simulated time.
+        self.agent = Agent(name, AgentConfig(mode=ENI), clock=loop)
         self.node = node
         self.pending: set[str] = set()
         self._sync_scheduled = False
