@@ -16,13 +16,14 @@ from typing import Any
 
 from reconciler.cluster.memory import MemoryStore, clone
 from reconciler.cluster.store import CILIUM_NODE, Conflict
+from reconciler.ec2.aws_buckets_limiter import AwsBucketsLimiter
 from reconciler.eni.config import EniOperatorConfig
 from reconciler.eni.operator import EniOperator
 from reconciler.eni.results import NodeResult
 from reconciler.model import CiliumNode, IpamSpec
 from reconciler.sim.agent_sim import SimAgent
 from reconciler.sim.ec2_tap import AddressTap
-from reconciler.sim.limiters import GlobalLimiter, LimitedEc2, Limiter, PerActionLimiter
+from reconciler.sim.limiters import GlobalLimiter, LimitedEc2, Limiter
 from reconciler.sim.parallel import OperatorKilled, VirtualWorkers
 from reconciler.sim.runner import RunContext
 from reconciler.sim.scenario import Scenario
@@ -49,13 +50,13 @@ def cilium_defaults(scenario: Scenario) -> EniOperatorConfig:
 
 def our_defaults(scenario: Scenario) -> EniOperatorConfig:
     """Ours: the same engine; the simulator pairs it with per-action client buckets sized like
-    AWS's (see limiters.PerActionLimiter). qps/burst here only document the aggregate."""
+    AWS's (AwsBucketsLimiter, as the operator ships it). qps/burst here only document the aggregate."""
     return _base_config(scenario, limit_ipam_api_qps=40.0, limit_ipam_api_burst=100)
 
 
 def limiter_for(name: str, config: EniOperatorConfig, ctx: RunContext) -> Limiter:
     if name == "ours":
-        return PerActionLimiter(ctx.clock, ctx.clock.sleep)
+        return AwsBucketsLimiter(ctx.clock, ctx.clock.sleep)
     return GlobalLimiter(
         ctx.clock, ctx.clock.sleep, config.limit_ipam_api_qps, config.limit_ipam_api_burst, adaptive=False
     )

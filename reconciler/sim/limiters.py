@@ -3,9 +3,10 @@
 Two limiters are compared (issue 7):
 - `GlobalLimiter`: Cilium's `--limit-ipam-api-qps` / `--limit-ipam-api-burst` -- one token bucket for
   every call (reconciler.ec2.ratelimit.ClientRateLimiter; qps 4 / burst 20 are Cilium's defaults).
-- `PerActionLimiter`: our default -- one client bucket per action with AWS's own sizes (EC2-SIM-5),
-  so the operator spends exactly the account's budget and never waits for a token AWS would give it,
-  nor sends a call AWS would throttle. (With other EC2 clients in the account, lower `share`.)
+- `reconciler.ec2.aws_buckets_limiter.AwsBucketsLimiter`: our default, the very limiter the operator
+  ships (`--ec2-api-rate-limiter=aws-buckets`) -- one client bucket per action with AWS's own sizes
+  (EC2-SIM-5), so the operator spends exactly the account's budget and never waits for a token AWS
+  would give it, nor sends a call AWS would throttle.
 
 `LimitedEc2` takes a token before every call (sleeping on the worker clock if needed), lets the
 simulated EC2 apply the call's latency on the same worker clock, and tells the limiter about
@@ -19,10 +20,8 @@ from typing import Any, Protocol
 
 from reconciler.clock import Clock
 from reconciler.ec2 import api
-from reconciler.ec2.ratelimit import ClientRateLimiter, TokenBucket
-from reconciler.ec2.sim.throttle import bucket_size
+from reconciler.ec2.ratelimit import ClientRateLimiter
 
-FLOAT_GUARD_S = 1e-6
 
 ACTION_OF_METHOD: dict[str, str] = {
     "describe_network_interfaces": "DescribeNetworkInterfaces",
@@ -72,37 +71,6 @@ class GlobalLimiter:
 
     def on_success(self, action: str) -> None:
         self._limiter.on_success()
-
-
-class PerActionLimiter:
-    """One bucket per action, sized like AWS's (times `share`), starting full; waits, never rejects."""
-
-    def __init__(self, clock: Clock, sleep: Callable[[float], None], share: float = 1.0) -> None:
-        if not 0 < share <= 1:
-            raise ValueError(f"a limiter share is in (0, 1], not {share}")
-        self._clock = clock
-        self._sleep = sleep
-        self._share = share
-        self._buckets: dict[str, TokenBucket] = {}
-
-    def acquire(self, action: str) -> float:
-        bucket = self._buckets.get(action)
-        if bucket is None:
-            capacity, rate = bucket_size(action)
-            bucket = self._buckets[action] = TokenBucket(
-                capacity * self._share, rate * self._share, self._clock
-            )
-        wait = bucket.reserve()
-        if wait > 0:
-            wait += FLOAT_GUARD_S  # arrive just after AWS's bucket has the token, not a rounding error before
-            self._sleep(wait)
-        return wait
-
-    def on_throttled(self, action: str) -> None:
-        return None
-
-    def on_success(self, action: str) -> None:
-        return None
 
 
 class LimitedEc2:
