@@ -22,7 +22,6 @@ from reconciler.clock import Clock
 from reconciler.ec2 import api
 from reconciler.ec2.ratelimit import ClientRateLimiter
 
-
 ACTION_OF_METHOD: dict[str, str] = {
     "describe_network_interfaces": "DescribeNetworkInterfaces",
     "describe_subnets": "DescribeSubnets",
